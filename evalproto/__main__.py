@@ -1,0 +1,3 @@
+from evalproto.cli import main
+
+main(prog_name="evalproto")

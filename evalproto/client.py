@@ -1,0 +1,245 @@
+"""Driving any program that speaks the SCORE/EVAL protocol, as if it were an Evaluator.
+
+Requests are written by a writer thread so that throughput is not bounded by round
+trips; replies are read by a reader thread into a queue so each one can be waited
+for with a timeout; stderr is drained all the time, because an undrained stderr pipe
+deadlocks the child, and its tail is kept for error messages. Every reply is checked,
+and every fault (an ERROR reply, garbage, death, silence, output nobody asked for)
+becomes one EvaluatorError that names the command, the request, the exit status and
+the stderr tail.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shlex
+import subprocess
+import threading
+from typing import Any, Iterable, NoReturn, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalproto.errors import EvaluatorError, InputError, SetupError
+from evalproto.evaluator import Item
+from evalproto.protocol import (
+    RequestError,
+    format_eval_request,
+    format_score_request,
+    parse_numbers,
+    shorten,
+)
+
+DEFAULT_TIMEOUT = 120.0
+_STDERR_TAIL_BYTES = 2000
+
+
+class EvaluatorProcess:
+    """An external evaluator command, with the interface of an in-process Evaluator.
+
+    The first request is `INFO`; an evaluator that answers it gets its stat names and
+    signature checked and reported. One that does not know INFO still works: if it
+    exits on the unknown command it is started afresh without it, and the vector
+    length is then fixed by its first SCORE reply.
+    """
+
+    def __init__(self, command: str | Sequence[str], timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 probe_info: bool = True) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise SetupError("an evaluator command cannot be empty")
+        self.command = command if isinstance(command, str) else shlex.join(command)
+        self.timeout = timeout
+        self.info: Optional[dict[str, Any]] = None
+        self.stat_names: Optional[Tuple[str, ...]] = None
+        self._start()
+        if probe_info:
+            self._probe_info()
+
+    @property
+    def name(self) -> str:
+        return self.info["name"] if self.info else self.command
+
+    @property
+    def higher_is_better(self) -> bool:
+        return bool(self.info["higher_is_better"]) if self.info else True
+
+    def signature(self, nrefs: Optional[int | str] = None) -> str:
+        own = self.info["signature"] if self.info else f"command:{self.command}"
+        return own if nrefs is None else f"nrefs:{nrefs}|{own}"
+
+    def stats_many(self, items: Iterable[Item]) -> np.ndarray:
+        """One row per item; requests are pipelined, replies checked in order."""
+        try:
+            lines = [format_score_request(refs, hyp) for refs, hyp in items]
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        first_request = self._sent + 1
+        writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
+        writer.start()
+        rows = [self._numbers(self._reply(first_request + i, "SCORE"), first_request + i)
+                for i in range(len(lines))]
+        writer.join()
+        width = len(self.stat_names) if self.stat_names is not None else 0
+        return np.array(rows, dtype=np.float64).reshape(len(rows), width)
+
+    def score(self, vector: Sequence[float]) -> float:
+        """EVAL one summed vector."""
+        number = self._sent + 1
+        self._write([format_eval_request(vector)])
+        values = _parse_or_none(self._reply(number, "EVAL"))
+        if values is None or len(values) != 1:
+            self._fail(f"the reply to request {number} (EVAL) is not one finite number")
+        return values[0]
+
+    def close(self) -> None:
+        """End input and check that the evaluator exits cleanly with nothing left unsaid."""
+        self._close_stdin()
+        try:
+            extra = self._replies.get(timeout=self.timeout)
+        except queue.Empty:
+            self._fail("it did not exit after the end of its input")
+        if extra is not None:
+            self._fail(f"it printed a line no request asked for: {shorten(_decode(extra))}")
+        status = self._process.wait()
+        if status != 0:
+            self._fail("it exited with a non-zero status at the end of its input")
+
+    def terminate(self) -> None:
+        """Stop the evaluator at once and reap it (used on errors and interrupts)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        self._close_stdin()
+
+    def __enter__(self) -> EvaluatorProcess:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()
+
+    # -- the process and its three pipes ------------------------------------------
+
+    def _start(self) -> None:
+        try:
+            self._process = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE)
+        except OSError as exc:
+            problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
+            raise EvaluatorError(
+                f"cannot start evaluator {self.command!r}: {problem}: {self.argv[0]!r}") from None
+        self._sent = 0
+        self._replies: queue.Queue[Optional[bytes]] = queue.Queue()
+        self._stderr_tail = b""
+        self._reader = threading.Thread(target=self._read_replies, daemon=True)
+        self._drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._reader.start()
+        self._drainer.start()
+
+    def _probe_info(self) -> None:
+        self._write(["INFO\n"])
+        try:
+            line = self._replies.get(timeout=self.timeout)
+        except queue.Empty:
+            self._fail("no reply to request 1 (INFO) in time")
+        if line is None:
+            # It does not know INFO and stopped: start it afresh without asking.
+            self._process.wait()
+            self._start()
+            return
+        try:
+            info = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(info, dict) and isinstance(info.get("stats"), list):
+            self.info = info
+            self.stat_names = tuple(str(name) for name in info["stats"])
+
+    def _write(self, lines: Sequence[str]) -> None:
+        """Send request lines; a dead evaluator is reported by the reply reader."""
+        stdin = self._process.stdin
+        try:
+            for line in lines:
+                stdin.write(line.encode("utf-8"))
+                self._sent += 1
+            stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    def _read_replies(self) -> None:
+        for line in self._process.stdout:
+            self._replies.put(line)
+        self._replies.put(None)
+
+    def _drain_stderr(self) -> None:
+        while True:
+            chunk = self._process.stderr.read1(65536)
+            if not chunk:
+                return
+            self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
+
+    def _close_stdin(self) -> None:
+        try:
+            self._process.stdin.close()
+        except OSError:
+            pass
+
+    # -- replies ------------------------------------------------------------------
+
+    def _reply(self, number: int, kind: str) -> str:
+        """The next reply line, which must answer request `number`."""
+        try:
+            line = self._replies.get(timeout=self.timeout)
+        except queue.Empty:
+            self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s")
+        if line is None:
+            self._fail(f"it exited before replying to request {number} ({kind})")
+        text = _decode(line).strip()
+        if text.startswith("ERROR"):
+            self._fail(f"request {number} ({kind}) was answered {shorten(text, 300)}")
+        return text
+
+    def _numbers(self, text: str, number: int) -> Tuple[float, ...]:
+        values = _parse_or_none(text)
+        if values is None:
+            self._fail(f"the reply to request {number} (SCORE) is not finite numbers: "
+                       f"{shorten(text)}")
+        if self.stat_names is None:
+            if not values:
+                self._fail(f"the reply to request {number} (SCORE) is empty")
+            self.stat_names = tuple(f"stat{i}" for i in range(1, len(values) + 1))
+        if len(values) != len(self.stat_names):
+            self._fail(f"the reply to request {number} (SCORE) has {len(values)} numbers, "
+                       f"expected {len(self.stat_names)}")
+        return values
+
+    def _fail(self, problem: str) -> NoReturn:
+        status = self._process.poll()
+        if status is None:
+            self._process.kill()
+            state = "still running, killed by evalproto"
+        else:
+            state = f"exit status {status}"
+        self._process.wait()
+        self._close_stdin()
+        self._drainer.join(timeout=1.0)
+        tail = _decode(self._stderr_tail).strip()
+        raise EvaluatorError(
+            f"evaluator {self.command!r} failed: {problem}; {state}; "
+            f"stderr: {tail[-500:] if tail else '(empty)'}")
+
+
+def _parse_or_none(text: str) -> Optional[Tuple[float, ...]]:
+    """The finite numbers in a reply, or None if it is anything else."""
+    try:
+        return parse_numbers(text)
+    except RequestError:
+        return None
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")

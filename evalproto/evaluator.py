@@ -1,0 +1,128 @@
+"""The Evaluator SDK: a metric is `stats(refs, hyp) -> vector` plus `score(vector) -> float`.
+
+A subclass declares its name, direction, stat names and options; in return it can be
+served as a console script, named in `evalproto corpus-score -m`, bootstrapped and
+grouped, because all of those only ever sum its rows and call `score`.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Iterable, Optional, Sequence, Tuple
+
+import click
+import numpy as np
+
+from evalproto import __version__
+from evalproto.errors import EvaluatorError
+from evalproto.protocol import PROTOCOL_VERSION, RequestError
+from evalproto.server import console_command
+
+Item = Tuple[Sequence[str], str]
+"""One segment: its references and its hypothesis."""
+
+
+class Evaluator(ABC):
+    """Base class of every metric.
+
+    Subclasses set `name`, `higher_is_better` and `options` (click options, declared
+    once for both `NAME-evaluator --opt` and `-m "NAME --opt"`), set `stat_names` in
+    `__init__` (which receives the parsed options as keyword arguments), and implement
+    `stats` and `score`.
+    """
+
+    name: ClassVar[str] = ""
+    higher_is_better: ClassVar[bool] = True
+    options: ClassVar[Sequence[click.Option]] = ()
+    stat_names: Tuple[str, ...] = ()
+
+    @abstractmethod
+    def stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]:
+        """The additive sufficient statistics of one segment, one per stat name."""
+
+    @abstractmethod
+    def score(self, vector: np.ndarray) -> float:
+        """The metric for a summed vector of statistics."""
+
+    def signature_fields(self) -> dict[str, Any]:
+        """The settings that make two scores comparable, in signature order."""
+        return {}
+
+    def signature(self, nrefs: Optional[int | str] = None) -> str:
+        """A sacrebleu-style signature: `nrefs:N|key:value|...|version:evalproto-X`."""
+        fields: dict[str, Any] = {} if nrefs is None else {"nrefs": nrefs}
+        fields.update(self.signature_fields())
+        fields["version"] = f"evalproto-{__version__}"
+        return "|".join(f"{key}:{value}" for key, value in fields.items())
+
+    @classmethod
+    def describe(cls) -> str:
+        """The first line of the class docstring, for help texts and `evalproto list`."""
+        return (cls.__doc__ or "").strip().split("\n")[0]
+
+    def info(self) -> dict[str, Any]:
+        """The INFO reply: what a client needs to check and label our replies."""
+        return {
+            "name": self.name,
+            "stats": list(self.stat_names),
+            "higher_is_better": self.higher_is_better,
+            "signature": self.signature(),
+            "protocol": PROTOCOL_VERSION,
+        }
+
+    def checked_stats(self, refs: Sequence[str], hyp: str) -> Tuple[float, ...]:
+        """`stats`, checked to be the declared number of finite numbers."""
+        if not refs:
+            raise ValueError("a segment needs at least one reference")
+        row = tuple(float(value) for value in self.stats(refs, hyp))
+        if len(row) != len(self.stat_names):
+            raise RuntimeError(
+                f"{type(self).__name__}.stats returned {len(row)} numbers, "
+                f"but the evaluator declares {len(self.stat_names)} stats")
+        if not all(math.isfinite(value) for value in row):
+            raise ValueError(f"the statistics are not all finite: {row}")
+        return row
+
+    def checked_score(self, vector: Sequence[float]) -> float:
+        """`score` of a vector of the declared length, on a private copy of it."""
+        if len(vector) != len(self.stat_names):
+            raise RequestError(
+                f"EVAL needs {len(self.stat_names)} numbers "
+                f"({' '.join(self.stat_names)}), got {len(vector)}")
+        value = float(self.score(np.array(vector, dtype=np.float64)))
+        if not math.isfinite(value):
+            raise ValueError(f"the score of this vector is not finite ({value})")
+        return value
+
+    def stats_many(self, items: Iterable[Item]) -> np.ndarray:
+        """One row of statistics per item, as a float64 array of shape (n, k)."""
+        rows = []
+        for number, (refs, hyp) in enumerate(items, 1):
+            try:
+                rows.append(self.checked_stats(refs, hyp))
+            except Exception as exc:
+                raise EvaluatorError(
+                    f"evaluator {self.name!r} failed on item {number}: {exc}") from exc
+        return np.array(rows, dtype=np.float64).reshape(len(rows), len(self.stat_names))
+
+    def close(self) -> None:
+        """Nothing to release in process; here so evaluators and processes are used alike."""
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @classmethod
+    def from_args(cls, args: Sequence[str] = ()) -> Evaluator:
+        """Build an instance from command-line style options, e.g. ["--tokenize", "intl"]."""
+        command = click.Command(cls.name, params=list(cls.options))
+        context = command.make_context(cls.name, list(args))
+        return cls(**context.params)
+
+    @classmethod
+    def main(cls, argv: Optional[Sequence[str]] = None) -> None:
+        """Console-script entry point: serve this evaluator over stdin/stdout."""
+        console_command(cls).main(args=argv, prog_name=f"{cls.name}-evaluator")

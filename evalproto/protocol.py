@@ -1,0 +1,125 @@
+"""The SCORE/EVAL line protocol: parsing request lines and formatting reply lines.
+
+Both ends of the pipe use these functions, so the server and the client agree on
+separators, spellings (cdec's, Moses') and number formatting by construction.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence, Union
+
+SEPARATOR = "|||"
+PROTOCOL_VERSION = 1
+
+# A decimal number as cdec, Moses and we write them. Python's float() alone would
+# also accept "nan", "infinity" and "1_000", none of which is a statistic.
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_SHOWN_CHARS = 80
+
+
+class RequestError(ValueError):
+    """A request line that cannot be served; its message becomes the ERROR reply."""
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    refs: tuple[str, ...]
+    hyp: str
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    vector: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class InfoRequest:
+    pass
+
+
+Request = Union[ScoreRequest, EvalRequest, InfoRequest]
+
+
+def shorten(text: str, limit: int = _SHOWN_CHARS) -> str:
+    """repr() of text cut to a readable length, for error messages about huge fields."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def parse_request(line: str) -> Request:
+    """Parse one request line (with or without its final newline)."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    fields = [field.strip() for field in line.split(SEPARATOR)]
+    command = fields[0]
+    if command == "INFO" and (len(fields) == 1 or fields[1:] == [""]):
+        return InfoRequest()
+    if len(fields) == 1:
+        raise RequestError(
+            f"no '{SEPARATOR}' in request {shorten(line)}; expected "
+            f"'SCORE {SEPARATOR} ref {SEPARATOR} hyp', 'EVAL {SEPARATOR} numbers' or 'INFO'")
+    if command == "SCORE":
+        if len(fields) < 3:
+            raise RequestError(
+                f"SCORE needs at least one reference and a hypothesis: "
+                f"'SCORE {SEPARATOR} ref {SEPARATOR} hyp', got {len(fields) - 1} field(s)")
+        return ScoreRequest(refs=tuple(fields[1:-1]), hyp=fields[-1])
+    if command == "EVAL":
+        if len(fields) != 2:
+            raise RequestError(
+                f"EVAL takes one field of numbers, got {len(fields) - 1} fields")
+        return EvalRequest(parse_numbers(fields[1]))
+    raise RequestError(f"unknown command {shorten(command)}; expected SCORE, EVAL or INFO")
+
+
+def parse_numbers(text: str) -> tuple[float, ...]:
+    """Whitespace-separated finite numbers, e.g. a SCORE reply or an EVAL vector."""
+    numbers = []
+    for position, token in enumerate(text.split(), 1):
+        if not _NUMBER.match(token):
+            raise RequestError(f"number {position} is not a finite number: {shorten(token)}")
+        value = float(token)
+        if math.isinf(value):
+            raise RequestError(f"number {position} overflows a double: {shorten(token)}")
+        numbers.append(value)
+    return tuple(numbers)
+
+
+def format_number(value: float) -> str:
+    """Lossless text for a finite number: integral values without a decimal point,
+    others as the shortest repr that reads back to the same double."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"cannot send {value!r}: statistics and scores must be finite")
+    if value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+def format_numbers(values: Iterable[float]) -> str:
+    return " ".join(format_number(value) for value in values)
+
+
+def format_score_request(refs: Sequence[str], hyp: str) -> str:
+    """One SCORE line. Text that would put the stream out of step is refused here."""
+    for text in (*refs, hyp):
+        if "\n" in text or SEPARATOR in text:
+            raise ValueError(
+                f"cannot send {shorten(text)} over the protocol: it contains "
+                f"{'a newline' if chr(10) in text else repr(SEPARATOR)}")
+    if not refs:
+        raise ValueError("SCORE needs at least one reference")
+    return f" {SEPARATOR} ".join(("SCORE", *refs, hyp)) + "\n"
+
+
+def format_eval_request(vector: Iterable[float]) -> str:
+    return f"EVAL {SEPARATOR} {format_numbers(vector)}\n"
+
+
+def format_error(message: str) -> str:
+    """One ERROR reply line: the message with any line breaks folded away."""
+    return "ERROR " + " ".join(message.split()) + "\n"

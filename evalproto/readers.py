@@ -1,0 +1,95 @@
+"""Reading plain-text corpora: one segment per line, `-` for stdin, `.gz` transparently.
+
+Lines are split on "\\n" only, so a stray "\\r", U+2028 or U+0085 inside a segment
+stays inside it, and trailing whitespace (including a CRLF "\\r") is stripped, as
+sacrebleu does. Every problem is an InputError naming the file and, where there is
+one, the line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import zlib
+from dataclasses import dataclass
+from typing import Dict, List, Sequence
+
+from evalproto.errors import InputError
+from evalproto.evaluator import Item
+
+STDIN = "-"
+
+
+def read_bytes(path: str) -> bytes:
+    """The whole content of a file, of stdin for "-", decompressed for ".gz"."""
+    try:
+        if path == STDIN:
+            return sys.stdin.buffer.read()
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as stream:
+                return stream.read()
+        with open(path, "rb") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a file") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_lines(path: str) -> List[str]:
+    """The lines of a UTF-8 text file, without line ends or trailing whitespace."""
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{path}: line {line}: invalid UTF-8 (byte 0x{data[exc.start]:02x}); "
+            f"expected UTF-8 text") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.rstrip() for line in lines]
+
+
+@dataclass
+class Corpus:
+    """References per segment and the hypotheses of one or more systems."""
+
+    ref_paths: Sequence[str]
+    refs: List[List[str]]
+    systems: Dict[str, List[str]]
+
+    @property
+    def nrefs(self) -> int:
+        return len(self.ref_paths)
+
+    def items(self, system: str) -> List[Item]:
+        return list(zip(self.refs, self.systems[system]))
+
+
+def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> Corpus:
+    """Read reference files and hypothesis files, checking they align line by line."""
+    if [*ref_paths, *hyp_paths].count(STDIN) > 1:
+        raise InputError("standard input ('-') can be read only once")
+    for path in set(hyp_paths):
+        if hyp_paths.count(path) > 1:
+            raise InputError(f"{path}: given twice as a system to score")
+    columns = {}
+    for path in [*ref_paths, *hyp_paths]:
+        lines = read_lines(path)
+        if not lines:
+            raise InputError(f"{path}: file is empty; expected one segment per line")
+        columns[path] = lines
+    first = ref_paths[0]
+    for path in [*ref_paths[1:], *hyp_paths]:
+        if len(columns[path]) != len(columns[first]):
+            raise InputError(
+                f"{first} has {len(columns[first])} lines but {path} has "
+                f"{len(columns[path])} lines; every file needs one line per segment")
+    refs = [list(segment) for segment in zip(*(columns[path] for path in ref_paths))]
+    return Corpus(ref_paths, refs, {path: columns[path] for path in hyp_paths})

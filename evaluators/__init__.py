@@ -1,0 +1,1 @@
+"""The built-in evaluators. Each registers under the `evalproto.evaluators` entry points."""
