@@ -1,0 +1,123 @@
+"""EvaluatorProcess against well-behaved and broken evaluators."""
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import DE_EN_HYP, DE_EN_REFS, read_lines, run_cli, script
+from evalproto import EvaluatorError, EvaluatorProcess, InputError
+from evaluators.bleu import BLEU
+
+# A tiny evaluator whose SCORE reply is "1 <ref words> <hyp words>"; FAULT is replaced
+# by the misbehaviour under test, which runs when it receives its second SCORE.
+FAKE = textwrap.dedent("""
+    import sys, time
+    scores = 0
+    for line in sys.stdin:
+        command, *fields = [f.strip() for f in line.split("|||")]
+        if command == "SCORE":
+            scores += 1
+            if scores == 2:
+                FAULT
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = str(sum(float(x) for x in fields[0].split()))
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def fake(tmp_path, fault="pass"):
+    path = tmp_path / "fake_evaluator.py"
+    path.write_text(FAKE.replace("FAULT", fault))
+    return f"{sys.executable} {path}"
+
+
+ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
+
+
+def test_a_well_behaved_evaluator_without_info(tmp_path):
+    with EvaluatorProcess(fake(tmp_path), timeout=10) as process:
+        rows = process.stats_many(ITEMS)
+        assert process.info is None and process.stat_names == ("stat1", "stat2", "stat3")
+        assert rows.tolist() == [[1, 3, 2], [1, 2, 1], [1, 1, 3]]
+        assert process.score(rows.sum(axis=0)) == 15.0
+
+
+def test_bleu_evaluator_over_the_pipe_equals_in_process():
+    refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
+    items = list(zip(refs, read_lines(DE_EN_HYP)))
+    with EvaluatorProcess([script("bleu-evaluator"), "--tokenize", "intl"]) as process:
+        rows = process.stats_many(items)
+        score = process.score(rows.sum(axis=0))
+        assert process.stat_names == BLEU().stat_names
+    bleu = BLEU(tokenize="intl")
+    expected = bleu.stats_many(items)
+    assert np.array_equal(rows, expected)
+    assert score == bleu.checked_score(expected.sum(axis=0))
+
+
+def test_an_evaluator_that_exits_on_info_is_restarted_without_it(tmp_path):
+    command = fake(tmp_path).replace("fake_evaluator.py", "strict.py")
+    (tmp_path / "strict.py").write_text(
+        FAKE.replace("FAULT", "pass").replace('reply = "ERROR unknown command"', "sys.exit(4)"))
+    with EvaluatorProcess(command, timeout=10) as process:
+        assert process.stats_many(ITEMS).shape == (3, 3)
+
+
+FAULTS = {
+    "error reply": ('print("ERROR cannot score this", flush=True); continue',
+                    "request 3 (SCORE) was answered 'ERROR cannot score this'"),
+    "garbage": ('print("hello there", flush=True); continue', "is not finite numbers"),
+    "nan": ('print("1 nan 2", flush=True); continue', "is not finite numbers"),
+    "wrong length": ('print("1 2", flush=True); continue', "has 2 numbers, expected 3"),
+    "crash": ('sys.stderr.write("boom: out of memory\\n"); sys.exit(3)',
+              "exited before replying to request 3 (SCORE); exit status 3; "
+              "stderr: boom: out of memory"),
+    "exit 0 early": ("sys.exit(0)", "exited before replying to request 3 (SCORE); exit status 0"),
+    "extra line": ('print("1 1 1", flush=True)', "printed a line no request asked for"),
+    "silence": ("time.sleep(60)", "no reply to request 3 (SCORE) within 1 s; still running, "
+                                  "killed by evalproto"),
+}
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_every_fault_is_one_clear_error(tmp_path, name):
+    fault, message = FAULTS[name]
+    command = fake(tmp_path, fault)
+    with pytest.raises(EvaluatorError) as caught:
+        with EvaluatorProcess(command, timeout=1) as process:
+            process.stats_many(ITEMS)
+    assert f"evaluator {command!r} failed: " in str(caught.value)
+    assert message in str(caught.value)
+    assert process._process.poll() is not None, "the evaluator must not be left running"
+
+
+def test_megabytes_of_stderr_do_not_block_scoring(tmp_path):
+    noisy = 'sys.stderr.write("x" * 5_000_000); sys.stderr.flush()'
+    with EvaluatorProcess(fake(tmp_path, noisy), timeout=10) as process:
+        assert process.stats_many(ITEMS * 200).shape == (600, 3)
+
+
+def test_command_not_found():
+    with pytest.raises(EvaluatorError, match="command not found: 'no-such-evaluator-here'"):
+        EvaluatorProcess("no-such-evaluator-here --flag")
+
+
+def test_text_that_would_desynchronize_the_stream_is_refused_before_sending(tmp_path):
+    with EvaluatorProcess(fake(tmp_path), timeout=10) as process:
+        with pytest.raises(InputError, match="contains a newline"):
+            process.stats_many([(["two\nlines"], "hyp")])
+        assert process.stats_many(ITEMS).shape == (3, 3)
+
+
+def test_corpus_score_reports_the_fault_without_a_traceback(tmp_path):
+    command = fake(tmp_path, 'sys.stderr.write("died here\\n"); sys.exit(5)')
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "--timeout", "10")
+    assert result.exit_code == 1
+    assert f"evaluator {command!r} failed" in result.output
+    assert "request 3 (SCORE)" in result.output and "exit status 5" in result.output
+    assert "died here" in result.output and "Traceback" not in result.output

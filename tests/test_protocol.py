@@ -1,0 +1,115 @@
+"""Request parsing and reply formatting, for every spelling real clients use."""
+
+import math
+
+import pytest
+
+from evalproto.protocol import (
+    EvalRequest,
+    InfoRequest,
+    RequestError,
+    ScoreRequest,
+    format_error,
+    format_eval_request,
+    format_number,
+    format_score_request,
+    parse_numbers,
+    parse_request,
+)
+
+
+def test_score_with_several_references_strips_fields():
+    request = parse_request("SCORE |||  ref one ||| ref two\t|||  the hyp \n")
+    assert request == ScoreRequest(refs=("ref one", "ref two"), hyp="the hyp")
+
+
+def test_cdec_handshake_is_an_ordinary_score_request():
+    request = parse_request(
+        "SCORE ||| Reference initialization string . ||| Testing initialization string .")
+    assert request == ScoreRequest(refs=("Reference initialization string .",),
+                                   hyp="Testing initialization string .")
+
+
+def test_empty_reference_and_hypothesis_are_allowed():
+    assert parse_request("SCORE ||| ||| ") == ScoreRequest(refs=("",), hyp="")
+
+
+def test_eval_in_our_spelling_and_cdecs_six_significant_digits():
+    assert parse_request("EVAL ||| 8 6 3.5 -2").vector == (8.0, 6.0, 3.5, -2.0)
+    assert parse_request("EVAL ||| 1.23457e+06 4.5E-3 .5").vector == (1234570.0, 0.0045, 0.5)
+
+
+def test_eval_in_moses_spelling():
+    assert parse_request("EVAL |||1 2 3 \n") == EvalRequest((1.0, 2.0, 3.0))
+
+
+def test_info_bare_or_with_empty_field():
+    assert parse_request("INFO\n") == InfoRequest()
+    assert parse_request("INFO |||") == InfoRequest()
+
+
+def test_carriage_return_and_unicode_separators_stay_inside_fields():
+    request = parse_request("SCORE ||| a\rb ||| c\u2028d\x85e\r\n")
+    assert request == ScoreRequest(refs=("a\rb",), hyp="c\u2028d\x85e")
+
+
+@pytest.mark.parametrize("line, message", [
+    ("SCORE only a hypothesis", "no '|||'"),
+    ("", "no '|||'"),
+    ("BLEU ||| a ||| b", "unknown command 'BLEU'"),
+    ("score ||| a ||| b", "unknown command 'score'"),
+    ("SCORE ||| hypothesis without reference", "at least one reference"),
+    ("EVAL ||| 1 2 ||| 3", "one field of numbers"),
+    ("EVAL ||| 1 two 3", "number 2 is not a finite number: 'two'"),
+    ("EVAL ||| 1 nan 3", "number 2 is not a finite number: 'nan'"),
+    ("EVAL ||| inf", "not a finite number"),
+    ("EVAL ||| 1_000", "not a finite number"),
+    ("EVAL ||| 1e400", "number 1 overflows a double"),
+    ("INFO ||| please", "unknown command 'INFO'"),
+])
+def test_bad_requests_say_what_is_wrong(line, message):
+    with pytest.raises(RequestError, match=message.replace("(", r"\(").replace("|", r"\|")):
+        parse_request(line)
+
+
+def test_huge_fields_are_shortened_in_messages():
+    with pytest.raises(RequestError) as caught:
+        parse_request("X" * 1_000_000)
+    assert len(str(caught.value)) < 300
+    assert "1000000 characters" in str(caught.value)
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.0, "0"), (-0.0, "0"), (12.0, "12"), (-3.0, "-3"), (2.0 ** 60, str(2 ** 60)),
+    (0.1, "0.1"), (1 / 3, "0.3333333333333333"), (1e-7, "1e-07"), (-2.5, "-2.5"),
+])
+def test_numbers_are_written_losslessly(value, text):
+    assert format_number(value) == text
+    assert float(format_number(value)) == value
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_numbers_are_never_written(value):
+    with pytest.raises(ValueError, match="finite"):
+        format_number(value)
+
+
+def test_every_double_round_trips_through_the_wire():
+    values = [1 / 7, 123456789.125, 5e-324, 1.7976931348623157e308, -0.1 * 3]
+    assert parse_numbers(" ".join(format_number(v) for v in values)) == tuple(values)
+
+
+def test_score_request_refuses_text_that_would_desynchronize_the_stream():
+    assert format_score_request(["a", "b"], "c") == "SCORE ||| a ||| b ||| c\n"
+    with pytest.raises(ValueError, match="a newline"):
+        format_score_request(["line one\nline two"], "hyp")
+    with pytest.raises(ValueError, match=r"'\|\|\|'"):
+        format_score_request(["ref"], "a ||| b")
+
+
+def test_eval_request_round_trips():
+    assert parse_request(format_eval_request([1, 0.5, 3e20])).vector == (1.0, 0.5, 3e20)
+
+
+def test_error_reply_is_always_one_line():
+    assert format_error("bad\nthing\r\u2028here") == "ERROR bad thing here\n"

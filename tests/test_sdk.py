@@ -1,0 +1,111 @@
+"""A metric author's view: subclass Evaluator, get a console script and -e for free."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
+from evalproto import Evaluator, EvaluatorError
+
+CUSTOM = textwrap.dedent('''
+    import click
+    from evalproto import Evaluator
+
+    class WordRecall(Evaluator):
+        """Share of reference words that the hypothesis contains."""
+
+        name = "word-recall"
+        options = (click.Option(["--lowercase"], is_flag=True),)
+
+        def __init__(self, lowercase=False):
+            self.lowercase = lowercase
+            self.stat_names = ("found", "ref_words")
+
+        def stats(self, refs, hyp):
+            fold = str.lower if self.lowercase else str
+            words = set(fold(hyp).split())
+            ref = fold(refs[0]).split()
+            return [sum(word in words for word in ref), len(ref)]
+
+        def score(self, vector):
+            return 100 * vector[0] / vector[1] if vector[1] else 0.0
+
+        def signature_fields(self):
+            return {"case": "lc" if self.lowercase else "mixed"}
+
+    if __name__ == "__main__":
+        WordRecall.main()
+''')
+
+
+@pytest.fixture
+def custom(tmp_path):
+    path = tmp_path / "word_recall.py"
+    path.write_text(CUSTOM)
+    spec = importlib.util.spec_from_file_location("word_recall", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return path, module.WordRecall
+
+
+def expected_recall(lowercase):
+    found = total = 0
+    for ref, hyp in zip(read_lines(DE_EN_REFS[0]), read_lines(DE_EN_HYP)):
+        if lowercase:
+            ref, hyp = ref.lower(), hyp.lower()
+        words = set(hyp.split())
+        found += sum(word in words for word in ref.split())
+        total += len(ref.split())
+    return 100 * found / total
+
+
+def test_custom_evaluator_is_served_and_scored_through_dash_e(custom):
+    path, _ = custom
+    result = run_cli("corpus-score", DE_EN_REFS[0], DE_EN_HYP, "-f", "json",
+                     "-e", f"{sys.executable} {path} --lowercase")
+    assert result.exit_code == 0, result.output
+    (row,) = json_rows(result.output)
+    assert row["score"] == pytest.approx(expected_recall(lowercase=True), abs=1e-12)
+    assert row["stat_names"] == ["found", "ref_words"]
+    assert row["signature"].startswith("nrefs:1|case:lc|version:evalproto-")
+
+
+def test_custom_evaluator_speaks_the_protocol(custom):
+    path, _ = custom
+    result = serve([sys.executable, str(path)],
+                   "SCORE ||| The cat sat ||| the cat\nEVAL ||| 2 3\nINFO\nEVAL ||| 1\n")
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] == "1 3"
+    assert float(lines[1]) == pytest.approx(200 / 3)
+    assert json.loads(lines[2])["name"] == "word-recall"
+    assert lines[3] == "ERROR request 4: EVAL needs 2 numbers (found ref_words), got 1"
+    assert result.returncode == 1
+
+
+def test_options_are_declared_once_for_script_and_spec(custom):
+    path, word_recall = custom
+    assert word_recall.from_args(["--lowercase"]).lowercase is True
+    assert word_recall.from_args([]).lowercase is False
+    help_text = subprocess.run([sys.executable, str(path), "--help"], capture_output=True,
+                               text=True).stdout
+    assert "--lowercase" in help_text and "--keep-going" in help_text
+    assert "Share of reference words" in help_text
+
+
+def test_stats_of_the_wrong_length_are_an_error_not_a_number():
+    class Broken(Evaluator):
+        name = "broken"
+        stat_names = ("a", "b")
+
+        def stats(self, refs, hyp):
+            return [1.0]
+
+        def score(self, vector):
+            return 0.0
+
+    with pytest.raises(EvaluatorError, match="failed on item 1: .*returned 1 numbers"):
+        Broken().stats_many([(["ref"], "hyp")])
