@@ -32,6 +32,7 @@ from evalproto.protocol import (
 
 DEFAULT_TIMEOUT = 120.0
 _STDERR_TAIL_BYTES = 2000
+_EXIT_GRACE_SECONDS = 5.0
 
 
 class EvaluatorProcess:
@@ -197,7 +198,7 @@ class EvaluatorProcess:
         except queue.Empty:
             self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s")
         if line is None:
-            self._fail(f"it exited before replying to request {number} ({kind})")
+            self._fail(f"it exited before replying to request {number} ({kind})", exiting=True)
         text = _decode(line).strip()
         if text.startswith("ERROR"):
             self._fail(f"request {number} ({kind}) was answered {shorten(text, 300)}")
@@ -217,7 +218,12 @@ class EvaluatorProcess:
                        f"expected {len(self.stat_names)}")
         return values
 
-    def _fail(self, problem: str) -> NoReturn:
+    def _fail(self, problem: str, exiting: bool = False) -> NoReturn:
+        if exiting:  # its stdout is closed; give it a moment to report its exit status
+            try:
+                self._process.wait(timeout=_EXIT_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
         status = self._process.poll()
         if status is None:
             self._process.kill()

@@ -79,7 +79,7 @@ FAULTS = {
               "stderr: boom: out of memory"),
     "exit 0 early": ("sys.exit(0)", "exited before replying to request 3 (SCORE); exit status 0"),
     "extra line": ('print("1 1 1", flush=True)', "printed a line no request asked for"),
-    "silence": ("time.sleep(60)", "no reply to request 3 (SCORE) within 1 s; still running, "
+    "silence": ("time.sleep(60)", "no reply to request 3 (SCORE) within 2 s; still running, "
                                   "killed by evalproto"),
 }
 
@@ -89,7 +89,7 @@ def test_every_fault_is_one_clear_error(tmp_path, name):
     fault, message = FAULTS[name]
     command = fake(tmp_path, fault)
     with pytest.raises(EvaluatorError) as caught:
-        with EvaluatorProcess(command, timeout=1) as process:
+        with EvaluatorProcess(command, timeout=2) as process:
             process.stats_many(ITEMS)
     assert f"evaluator {command!r} failed: " in str(caught.value)
     assert message in str(caught.value)

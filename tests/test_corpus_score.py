@@ -158,3 +158,14 @@ def test_python_dash_m_runs_the_same_command():
     assert completed.returncode == 0, completed.stderr
     assert json_rows(completed.stdout)[0]["score"] == pytest.approx(
         sacrebleu_score(DE_EN_HYP), abs=1e-9)
+
+
+@pytest.mark.parametrize("tokenizer, module, extra", [
+    ("ja-mecab", "tokenizer_ja_mecab", "ja"), ("ko-mecab", "tokenizer_ko_mecab", "ko")])
+def test_a_missing_extra_is_named(monkeypatch, tokenizer, module, extra):
+    import importlib
+    tokenizer_module = importlib.import_module(f"sacrebleu.tokenizers.{module}")
+    monkeypatch.setattr(tokenizer_module, "MeCab", None)  # as when mecab is not installed
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", f"bleu -tok {tokenizer}")
+    assert result.exit_code == 1
+    assert f"pip install 'evalproto[{extra}]'" in result.output
