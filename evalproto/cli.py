@@ -10,6 +10,7 @@ import click
 from evalproto import __version__, registry
 from evalproto.client import DEFAULT_TIMEOUT, EvaluatorProcess
 from evalproto.errors import EvalprotoError
+from evalproto.outputs import write_atomically
 from evalproto.readers import read_corpus
 from evalproto.reports import FORMATS, format_results
 from evalproto.scoring import StatsSource, score_corpus
@@ -80,13 +81,15 @@ def main() -> None:
               show_default=True, help="Output: a table, JSON Lines, or TSV.")
 @click.option("-w", "--width", type=click.IntRange(min=0), default=1, show_default=True,
               help="Decimals of the scores in the text table.")
+@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
+              help="Where to write the results; the file is replaced only when complete.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
               show_default=True, help="Seconds to wait for each reply of an external "
                                       "evaluator; 0 waits for ever.")
 @click.pass_context
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...], output_format: str,
-                 width: int, timeout: float) -> None:
+                 width: int, output: str, timeout: float) -> None:
     """Score hypothesis files against reference files, one segment per line.
 
     Reference files come first, then the hypothesis file; '-' reads standard input
@@ -107,6 +110,14 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
         with ExitStack() as stack:
             sources = open_sources(stack, order, metrics, evaluators, timeout or None)
             results = score_corpus(corpus, sources)
+        write_output(output, format_results(results, output_format, width))
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(format_results(results, output_format, width), nl=False)
+
+
+def write_output(path: str, text: str) -> None:
+    """Results go out only once complete: to stdout, or atomically to a file."""
+    if path == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomically(path, text)

@@ -12,8 +12,10 @@ the stderr tail.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
 from typing import Any, Iterable, NoReturn, Optional, Sequence, Tuple
@@ -40,8 +42,8 @@ class EvaluatorProcess:
 
     The first request is `INFO`; an evaluator that answers it gets its stat names and
     signature checked and reported. One that does not know INFO still works: if it
-    exits on the unknown command it is started afresh without it, and the vector
-    length is then fixed by its first SCORE reply.
+    exits on the unknown command, or leaves it unanswered for the timeout, it is
+    started afresh without it, and the vector length is fixed by its first SCORE reply.
     """
 
     def __init__(self, command: str | Sequence[str], timeout: Optional[float] = DEFAULT_TIMEOUT,
@@ -107,9 +109,8 @@ class EvaluatorProcess:
             self._fail("it exited with a non-zero status at the end of its input")
 
     def terminate(self) -> None:
-        """Stop the evaluator at once and reap it (used on errors and interrupts)."""
-        if self._process.poll() is None:
-            self._process.kill()
+        """Stop the evaluator and anything it started, and reap it (on errors and Ctrl-C)."""
+        self._kill_group()
         self._process.wait()
         self._close_stdin()
 
@@ -126,9 +127,10 @@ class EvaluatorProcess:
 
     def _start(self) -> None:
         try:
+            # Its own process group, so that a shell wrapper's children go with it.
             self._process = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE)
+                stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
             raise EvaluatorError(
@@ -146,10 +148,10 @@ class EvaluatorProcess:
         try:
             line = self._replies.get(timeout=self.timeout)
         except queue.Empty:
-            self._fail("no reply to request 1 (INFO) in time")
+            line = None
         if line is None:
-            # It does not know INFO and stopped: start it afresh without asking.
-            self._process.wait()
+            # It does not know INFO, and stopped or ignored it: start afresh without asking.
+            self.terminate()
             self._start()
             return
         try:
@@ -182,6 +184,12 @@ class EvaluatorProcess:
             if not chunk:
                 return
             self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
+
+    def _kill_group(self) -> None:
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is already gone
 
     def _close_stdin(self) -> None:
         try:
@@ -225,13 +233,9 @@ class EvaluatorProcess:
             except subprocess.TimeoutExpired:
                 pass
         status = self._process.poll()
-        if status is None:
-            self._process.kill()
-            state = "still running, killed by evalproto"
-        else:
-            state = f"exit status {status}"
-        self._process.wait()
-        self._close_stdin()
+        state = ("still running, killed by evalproto" if status is None
+                 else f"exit status {status}")
+        self.terminate()
         self._drainer.join(timeout=1.0)
         tail = _decode(self._stderr_tail).strip()
         raise EvaluatorError(

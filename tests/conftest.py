@@ -4,6 +4,7 @@ import json
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import List, Union
 
@@ -42,6 +43,37 @@ def serve(command: List[str], requests: Union[str, bytes],
     """Run an evaluator command on the given requests and collect everything."""
     data = requests.encode("utf-8") if isinstance(requests, str) else requests
     return subprocess.run(command, input=data, capture_output=True, timeout=timeout)
+
+
+# A tiny evaluator whose SCORE reply is "1 <ref words> <hyp words>". FAULT is replaced
+# by the misbehaviour under test and runs on the second SCORE; STARTUP runs first;
+# UNKNOWN runs on any other command (INFO included).
+FAKE_EVALUATOR = textwrap.dedent("""
+    import os, subprocess, sys, time
+    STARTUP
+    scores = 0
+    for line in sys.stdin:
+        command, *fields = [f.strip() for f in line.split("|||")]
+        if command == "SCORE":
+            scores += 1
+            if scores == 2:
+                FAULT
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = str(sum(float(x) for x in fields[0].split()))
+        else:
+            UNKNOWN
+        print(reply, flush=True)
+""")
+
+
+def fake(directory: Path, fault: str = "pass", startup: str = "",
+         on_unknown: str = 'reply = "ERROR unknown command"') -> str:
+    """The command line of a fake evaluator written into `directory`."""
+    path = directory / "fake_evaluator.py"
+    path.write_text(FAKE_EVALUATOR.replace("FAULT", fault).replace("STARTUP", startup)
+                    .replace("UNKNOWN", on_unknown))
+    return f"{sys.executable} {path}"
 
 
 def script(name: str) -> str:

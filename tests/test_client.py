@@ -1,40 +1,11 @@
 """EvaluatorProcess against well-behaved and broken evaluators."""
 
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 
-from conftest import DE_EN_HYP, DE_EN_REFS, read_lines, run_cli, script
+from conftest import DE_EN_HYP, DE_EN_REFS, fake, read_lines, run_cli, script
 from evalproto import EvaluatorError, EvaluatorProcess, InputError
 from evaluators.bleu import BLEU
-
-# A tiny evaluator whose SCORE reply is "1 <ref words> <hyp words>"; FAULT is replaced
-# by the misbehaviour under test, which runs when it receives its second SCORE.
-FAKE = textwrap.dedent("""
-    import sys, time
-    scores = 0
-    for line in sys.stdin:
-        command, *fields = [f.strip() for f in line.split("|||")]
-        if command == "SCORE":
-            scores += 1
-            if scores == 2:
-                FAULT
-            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
-        elif command == "EVAL":
-            reply = str(sum(float(x) for x in fields[0].split()))
-        else:
-            reply = "ERROR unknown command"
-        print(reply, flush=True)
-""")
-
-
-def fake(tmp_path, fault="pass"):
-    path = tmp_path / "fake_evaluator.py"
-    path.write_text(FAKE.replace("FAULT", fault))
-    return f"{sys.executable} {path}"
-
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
 
@@ -61,11 +32,15 @@ def test_bleu_evaluator_over_the_pipe_equals_in_process():
 
 
 def test_an_evaluator_that_exits_on_info_is_restarted_without_it(tmp_path):
-    command = fake(tmp_path).replace("fake_evaluator.py", "strict.py")
-    (tmp_path / "strict.py").write_text(
-        FAKE.replace("FAULT", "pass").replace('reply = "ERROR unknown command"', "sys.exit(4)"))
-    with EvaluatorProcess(command, timeout=10) as process:
+    with EvaluatorProcess(fake(tmp_path, on_unknown="sys.exit(4)"), timeout=10) as process:
+        assert process.info is None
         assert process.stats_many(ITEMS).shape == (3, 3)
+
+
+def test_an_evaluator_that_ignores_info_is_restarted_without_it(tmp_path):
+    with EvaluatorProcess(fake(tmp_path, on_unknown="continue"), timeout=1) as process:
+        assert process.info is None
+        assert process.stats_many(ITEMS).tolist()[0] == [1, 3, 2]
 
 
 FAULTS = {

@@ -1,0 +1,159 @@
+"""Faults end in one clear error, with no process, partial file or wrong number left."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sacrebleu.metrics import BLEU as SacreBLEU
+
+from conftest import DE_EN_HYP, DE_EN_REFS, fake, json_rows, read_lines, run_cli
+from evalproto import EvaluatorError, EvaluatorProcess
+
+ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
+WRITE_PID = 'open(os.environ["PID_FILE"], "w").write(str(os.getpid()))'
+
+
+def process_state(pid):
+    """'gone', 'zombie' or 'running'."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
+    return "zombie" if state in ("Z", "X") else "running"
+
+
+def wait_for_file(path, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.read_text()):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def test_output_before_the_first_request_is_caught(tmp_path):
+    command = fake(tmp_path, startup='print("Loading model... done", flush=True)')
+    with pytest.raises(EvaluatorError, match=r"request 2 \(SCORE\) was answered 'ERROR unknown"):
+        with EvaluatorProcess(command, timeout=5) as process:
+            process.stats_many(ITEMS)
+
+
+def test_a_failed_evaluator_leaves_no_orphaned_children(tmp_path, monkeypatch):
+    pid_file = tmp_path / "grandchild.pid"
+    monkeypatch.setenv("PID_FILE", str(pid_file))
+    spawn = ('child = subprocess.Popen(["sleep", "60"]); '
+             'open(os.environ["PID_FILE"], "w").write(str(child.pid)); time.sleep(60)')
+    with pytest.raises(EvaluatorError, match="no reply to request 3"):
+        with EvaluatorProcess(fake(tmp_path, spawn), timeout=2) as process:
+            process.stats_many(ITEMS)
+    assert process_state(process._process.pid) == "gone"
+    assert process_state(wait_for_file(pid_file)) != "running"
+
+
+FAULTS = {
+    "crash": ('sys.stderr.write("Segmentation fault\\n"); sys.exit(139)', "exit status 139",
+              "Segmentation fault"),
+    "early exit": ('sys.stderr.write("bye\\n"); sys.exit(0)', "exit status 0", "bye"),
+    "wrong length": ('sys.stderr.write("oops\\n"); print("1 2 3 4", flush=True); continue',
+                     "has 4 numbers, expected 3", "oops"),
+    "silence": ('sys.stderr.write("thinking\\n"); sys.stderr.flush(); time.sleep(60)',
+                "no reply to request 3 (SCORE) within 2 s", "thinking"),
+}
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_corpus_score_names_command_request_status_and_stderr(tmp_path, monkeypatch, name):
+    fault, problem, stderr_tail = FAULTS[name]
+    monkeypatch.setenv("PID_FILE", str(tmp_path / "evaluator.pid"))
+    command = fake(tmp_path, fault, startup=WRITE_PID)
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "--timeout", "2",
+                     "-o", str(tmp_path / "scores.json"))
+    assert result.exit_code == 1
+    assert f"evaluator {command!r} failed" in result.output
+    assert problem in result.output and f"stderr: {stderr_tail}" in result.output
+    assert "request 3" in result.output and "Traceback" not in result.output
+    assert process_state(wait_for_file(tmp_path / "evaluator.pid")) == "gone"
+    assert not (tmp_path / "scores.json").exists()
+
+
+def test_ctrl_c_ends_the_evaluators(tmp_path):
+    pid_file = tmp_path / "evaluator.pid"
+    command = fake(tmp_path, "time.sleep(60)", startup=WRITE_PID)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "evalproto", "corpus-score", *DE_EN_REFS, DE_EN_HYP,
+         "-e", command, "--timeout", "0"],
+        env={**os.environ, "PID_FILE": str(pid_file)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+    evaluator = wait_for_file(pid_file)
+    time.sleep(0.5)  # let it get to waiting for the reply that never comes
+    client.send_signal(signal.SIGINT)
+    stdout, stderr = client.communicate(timeout=20)
+    assert client.returncode == 1
+    assert stdout == b"" and b"Traceback" not in stderr and b"Aborted" in stderr
+    assert process_state(evaluator) != "running"
+
+
+def test_a_closed_stdout_is_not_a_traceback():
+    client = subprocess.Popen(
+        [sys.executable, "-m", "evalproto", "corpus-score", *DE_EN_REFS, DE_EN_HYP, "-f", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    client.stdout.close()  # like `| head -0`
+    stderr = client.stderr.read()
+    assert client.wait(timeout=60) == 1
+    assert b"Traceback" not in stderr
+
+
+def test_output_file_is_written_whole_and_replaced_only_when_complete(tmp_path):
+    output = tmp_path / "scores.jsonl"
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-f", "json", "-o", str(output))
+    assert result.exit_code == 0 and result.output == ""
+    (row,) = json_rows(output.read_text())
+    assert row["n"] == 150
+    assert oct(output.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    failed = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-o", str(output),
+                     "-e", "no-such-evaluator-anywhere")
+    assert failed.exit_code == 1
+    assert json_rows(output.read_text()) == [row], "a failed run must not touch the old file"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["scores.jsonl"]
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_unwritable_output_is_named(tmp_path):
+    target = tmp_path / "no" / "such" / "dir" / "scores.txt"
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-o", str(target))
+    assert result.exit_code == 1
+    assert f"{target}: cannot write" in result.output
+
+
+def _sacrebleu(ref_lines, hyp_lines):
+    return SacreBLEU().corpus_score(hyp_lines, [ref_lines]).score
+
+
+def test_a_byte_order_mark_is_kept_as_sacrebleu_keeps_it(tmp_path):
+    hyp = tmp_path / "bom.txt"
+    hyp.write_bytes(b"\xef\xbb\xbf" + Path(DE_EN_HYP).read_bytes())
+    result = run_cli("corpus-score", DE_EN_REFS[0], str(hyp), "-f", "json")
+    with open(hyp, encoding="utf-8", newline="\n") as stream:
+        expected = _sacrebleu(read_lines(DE_EN_REFS[0]), [line.rstrip() for line in stream])
+    assert json_rows(result.output)[0]["score"] == pytest.approx(expected, abs=1e-9)
+
+
+def test_blank_lines_are_empty_segments_as_in_sacrebleu(tmp_path):
+    refs = read_lines(DE_EN_REFS[0])[:20]
+    hyps = read_lines(DE_EN_HYP)[:20]
+    hyps[3] = hyps[10] = ""
+    refs[10] = refs[19] = ""
+    (tmp_path / "ref").write_text("\n".join(refs) + "\n")
+    (tmp_path / "hyp").write_text("\n".join(hyps) + "\n")
+    result = run_cli("corpus-score", str(tmp_path / "ref"), str(tmp_path / "hyp"), "-f", "json")
+    (row,) = json_rows(result.output)
+    assert row["n"] == 20
+    assert row["score"] == pytest.approx(_sacrebleu(refs, hyps), abs=1e-9)
