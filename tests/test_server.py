@@ -1,6 +1,7 @@
 """bleu-evaluator as a tuner sees it: a real subprocess speaking the protocol."""
 
 import json
+import subprocess
 
 import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
@@ -128,3 +129,14 @@ def test_unknown_option_is_a_usage_error(bleu_evaluator):
     result = serve(bleu_evaluator + ["--tokenize", "klingon"], "")
     assert result.returncode == 2
     assert b"klingon" in result.stderr
+
+
+def test_a_client_that_goes_away_is_not_a_traceback(bleu_evaluator):
+    server = subprocess.Popen(bleu_evaluator, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    server.stdout.close()  # the tuner died
+    server.stdin.write(b"SCORE ||| a ||| a\n" * 1000)
+    server.stdin.close()
+    stderr = server.stderr.read()
+    assert server.wait(timeout=60) == 1
+    assert b"Traceback" not in stderr
