@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
+from importlib.metadata import EntryPoint
 from typing import List, Optional, Sequence, Tuple
 
 import click
@@ -121,3 +123,43 @@ def write_output(path: str, text: str) -> None:
         click.echo(text, nl=False)
     else:
         write_atomically(path, text)
+
+
+@main.command("list", context_settings=CONTEXT)
+def list_evaluators() -> None:
+    """Show every registered evaluator (built-in or plugin) with its stats and options."""
+    for name, entry in sorted(registry.available().items()):
+        click.echo(describe_evaluator(name, entry))
+
+
+def describe_evaluator(name: str, entry: EntryPoint) -> str:
+    try:
+        evaluator_class = entry.load()
+    except Exception as exc:  # a broken plugin must not hide the others
+        return f"{name}: cannot be loaded from {entry.value}: {exc}\n"
+    direction = "higher is better" if evaluator_class.higher_is_better else "lower is better"
+    lines = [f"{name} ({direction}): {evaluator_class.describe()}"]
+    try:
+        stats = " ".join(evaluator_class.from_args([]).stat_names)
+    except (click.UsageError, EvalprotoError):
+        stats = "(depend on the options)"
+    lines.append(f"  stats: {stats}")
+    context = click.Context(click.Command(name))
+    for param in evaluator_class.options:
+        record = param.get_help_record(context)
+        if record is None:  # an argument
+            lines.append(f"  {param.human_readable_name}...")
+        else:
+            lines.append(f"  {record[0]}: {record[1]}" if record[1] else f"  {record[0]}")
+    return "\n".join(lines) + "\n"
+
+
+@main.command("info", context_settings=CONTEXT)
+@click.argument("spec")
+def info(spec: str) -> None:
+    """Print the INFO JSON of an evaluator spec, e.g. "bleu --tokenize intl"."""
+    try:
+        evaluator = registry.from_spec(spec)
+    except EvalprotoError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(evaluator.info(), ensure_ascii=False))

@@ -23,6 +23,13 @@ Item = Tuple[Sequence[str], str]
 """One segment: its references and its hypothesis."""
 
 
+def _signature_value(value: Any) -> str:
+    """Booleans as sacrebleu writes them in signatures."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
 class Evaluator(ABC):
     """Base class of every metric.
 
@@ -54,7 +61,7 @@ class Evaluator(ABC):
         fields: dict[str, Any] = {} if nrefs is None else {"nrefs": nrefs}
         fields.update(self.signature_fields())
         fields["version"] = f"evalproto-{__version__}"
-        return "|".join(f"{key}:{value}" for key, value in fields.items())
+        return "|".join(f"{key}:{_signature_value(value)}" for key, value in fields.items())
 
     @classmethod
     def describe(cls) -> str:

@@ -1,0 +1,86 @@
+"""TER (Snover et al., 2006), identical to sacrebleu's TER.
+
+The edit search is sacrebleu's own `translation_edit_rate` and the tokenizer is its
+Tercom tokenizer; references are tokenized once and cached. The statistics are the
+edits against the closest reference and the average reference length.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, List, Sequence, Tuple
+
+import click
+import numpy as np
+from sacrebleu.metrics.lib_ter import translation_edit_rate
+from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
+
+from evalproto.evaluator import Evaluator
+
+REFERENCE_CACHE_SIZE = 2 ** 14
+
+
+class TER(Evaluator):
+    """Translation edit rate, identical to sacrebleu's."""
+
+    name = "ter"
+    higher_is_better = False
+    options = (
+        click.Option(["--normalized"], is_flag=True,
+                     help="Tercom normalization of punctuation and XML entities."),
+        click.Option(["--no-punct"], is_flag=True, help="Remove punctuation."),
+        click.Option(["--asian-support"], is_flag=True,
+                     help="Split CJK characters (with --normalized) and remove CJK "
+                          "punctuation (with --no-punct)."),
+        click.Option(["--case-sensitive"], is_flag=True, help="Do not lowercase."),
+    )
+
+    def __init__(self, normalized: bool = False, no_punct: bool = False,
+                 asian_support: bool = False, case_sensitive: bool = False) -> None:
+        self.normalized = normalized
+        self.no_punct = no_punct
+        self.asian_support = asian_support
+        self.case_sensitive = case_sensitive
+        self.tokenizer = TercomTokenizer(normalized=normalized, no_punct=no_punct,
+                                         asian_support=asian_support,
+                                         case_sensitive=case_sensitive)
+        self.stat_names = ("edits", "avg_ref_len")
+        self._reference_words = lru_cache(maxsize=REFERENCE_CACHE_SIZE)(self._read_references)
+
+    def stats(self, refs: Sequence[str], hyp: str) -> List[float]:
+        hyp_words = self._words(hyp)
+        best_edits = None
+        total_ref_len = 0
+        for ref_words in self._reference_words(tuple(refs)):
+            edits, ref_len = translation_edit_rate(hyp_words, ref_words)
+            total_ref_len += ref_len
+            if best_edits is None or edits < best_edits:
+                best_edits = edits
+        return [best_edits, total_ref_len / len(refs)]
+
+    def score(self, vector: np.ndarray) -> float:
+        edits, ref_len = vector
+        if edits < 0 or ref_len < 0:
+            raise ValueError("TER statistics cannot be negative")
+        if ref_len > 0:
+            return 100 * (edits / ref_len)
+        return 100.0 if edits > 0 else 0.0  # empty references: any hypothesis word is wrong
+
+    def signature_fields(self) -> dict[str, Any]:
+        return {
+            "case": "mixed" if self.case_sensitive else "lc",
+            "tok": self.tokenizer.signature(),
+            "norm": self.normalized,
+            "punct": not self.no_punct,
+            "asian": self.asian_support,
+        }
+
+    def _words(self, text: str) -> List[str]:
+        return self.tokenizer(text.rstrip()).split()
+
+    def _read_references(self, refs: Tuple[str, ...]) -> List[List[str]]:
+        return [self._words(ref) for ref in refs]
+
+
+if __name__ == "__main__":
+    TER.main()
