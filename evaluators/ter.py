@@ -1,8 +1,14 @@
 """TER (Snover et al., 2006), identical to sacrebleu's TER.
 
 The edit search is sacrebleu's own `translation_edit_rate` and the tokenizer is its
-Tercom tokenizer; references are tokenized once and cached. The statistics are the
-edits against the closest reference and the average reference length.
+Tercom tokenizer; references are tokenized once per distinct reference set and cached.
+The statistics are the edits against the closest reference and the average reference
+length.
+
+sacrebleu's TER tokenizes references twice (when caching them, and again when reading
+the cache) and hypotheses once. With --normalized the second pass can split more, e.g.
+"Squire's" becomes "Squire 's", which changes reference lengths and edits, so the
+references are tokenized twice here as well.
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ class TER(Evaluator):
         return self.tokenizer(text.rstrip()).split()
 
     def _read_references(self, refs: Tuple[str, ...]) -> List[List[str]]:
-        return [self._words(ref) for ref in refs]
+        return [self._words(self.tokenizer(ref.rstrip())) for ref in refs]
 
 
 if __name__ == "__main__":

@@ -108,6 +108,20 @@ def test_ter_matches_sacrebleu(tmp_path, mode, spec, options, corpus):
     assert without_version(row["signature"]) == without_version(metric.get_signature().format())
 
 
+@pytest.mark.parametrize("options", [{"normalized": True}, {"normalized": True, "no_punct": True,
+                                                          "case_sensitive": True}])
+def test_ter_tokenizes_references_twice_as_sacrebleu_does(options):
+    """A second Tercom pass splits "Squire's" once more; sacrebleu makes it on references."""
+    from evaluators.ter import TER
+    hyp = "Die Kette Squire's berichtet, dass 30 Prozent planen."
+    refs = ["Squire's, eine andere Kette, meldet, dass 30 Prozent planen."]
+    expected = SacreTER(**options).corpus_score([hyp], [refs])
+    ours = TER(**options)
+    row = ours.checked_stats(refs, hyp)
+    assert row == (expected.num_edits, expected.ref_length)
+    assert ours.checked_score(row) == pytest.approx(expected.score, abs=1e-9)
+
+
 def test_ter_on_a_whole_excerpt_with_two_references():
     metric = SacreTER()
     expected = metric.corpus_score(read_lines(DE_EN_HYP), [read_lines(p) for p in DE_EN_REFS])
