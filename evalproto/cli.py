@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import click
 
 from evalproto import __version__, registry
 from evalproto.client import DEFAULT_TIMEOUT, EvaluatorProcess
-from evalproto.errors import EvalprotoError
+from evalproto.errors import EvalprotoError, InputError
 from evalproto.outputs import write_atomically
-from evalproto.readers import read_corpus
-from evalproto.reports import FORMATS, format_results
-from evalproto.scoring import StatsSource, score_corpus
+from evalproto.readers import read_corpus, read_lines
+from evalproto.reports import FORMATS, format_results, format_segments
+from evalproto.resampling import DEFAULT_SEED
+from evalproto.scoring import Analysis, MetricTable, StatsSource, analyse, stats_tables
+from evalproto.statsfile import merge_stats, read_stats, write_stats
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 _METRIC_FLAGS = {"-m": "metric", "--metric": "metric", "-e": "evaluator", "--evaluator": "evaluator"}
 
+
+# -- naming metrics -------------------------------------------------------------------
 
 def metric_order(args: Sequence[str]) -> List[str]:
     """Which of -m and -e came in which order on the command line, one entry per use,
@@ -45,21 +50,146 @@ class _OrderedMetricsCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-def open_sources(stack: ExitStack, order: Sequence[str], metrics: Sequence[str],
-                 evaluators: Sequence[str], timeout: Optional[float]
-                 ) -> List[Tuple[str, StatsSource]]:
-    """Build every metric, in command-line order; processes are closed by `stack`."""
-    specs = {"metric": iter(metrics), "evaluator": iter(evaluators)}
-    sources = []
-    for kind in order:
-        spec = next(specs[kind])
-        if kind == "metric":
-            source = stack.enter_context(registry.from_spec(spec))
-        else:
-            source = stack.enter_context(EvaluatorProcess(spec, timeout=timeout))
-        sources.append((spec, source))
-    return sources
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric as the user named it: a built-in spec (-m) or a command (-e)."""
 
+    kind: str  # "metric" or "evaluator"
+    spec: str
+
+    def open(self, stack: ExitStack, timeout: Optional[float]) -> StatsSource:
+        """Build it; a process is closed (and checked) when `stack` closes."""
+        if self.kind == "metric":
+            return stack.enter_context(registry.from_spec(self.spec))
+        return stack.enter_context(EvaluatorProcess(self.spec, timeout=timeout))
+
+
+def metric_specs(ctx: click.Context, metrics: Sequence[str],
+                 evaluators: Sequence[str]) -> List[MetricSpec]:
+    """The -m and -e metrics in command-line order; `bleu` if none was named."""
+    values = {"metric": iter(metrics), "evaluator": iter(evaluators)}
+    specs = [MetricSpec(kind, next(values[kind])) for kind in ctx.meta["metric_order"]]
+    return specs or [MetricSpec("metric", "bleu")]
+
+
+def _apply(options: Sequence[Callable], command: Callable) -> Callable:
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def metric_options(command: Callable) -> Callable:
+    """-m, -e and --timeout."""
+    return _apply([
+        click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC",
+                     help='A built-in evaluator, run in process, e.g. "bleu --tokenize '
+                          'intl". Repeatable; the default is bleu.'),
+        click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
+                     help='An external evaluator command spoken to over the protocol, e.g. '
+                          '"bleu-evaluator --lowercase". Repeatable.'),
+        timeout_option,
+    ], command)
+
+
+timeout_option = click.option(
+    "--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True,
+    help="Seconds to wait for each reply of an external evaluator; 0 waits for ever.")
+
+
+# -- analysis and output --------------------------------------------------------------
+
+def analysis_options(command: Callable) -> Callable:
+    """The options of every command that reports scores: tests, groups, output."""
+    return _apply([
+        click.option("-ci", "--confidence", is_flag=True,
+                     help="Bootstrap 95% confidence intervals for every system and metric."),
+        click.option("-cin", "--confidence-n", type=click.IntRange(min=1), default=1000,
+                     show_default=True, help="Bootstrap resamples for --confidence."),
+        click.option("-pbs", "--paired-bs", is_flag=True,
+                     help="Paired bootstrap test of each system against the first; also "
+                          "gives every system's confidence interval."),
+        click.option("-pbsn", "--paired-bs-n", type=click.IntRange(min=1), default=1000,
+                     show_default=True, help="Resamples for --paired-bs."),
+        click.option("-par", "--paired-ar", is_flag=True,
+                     help="Paired approximate randomization test of each system against "
+                          "the first."),
+        click.option("-parn", "--paired-ar-n", type=click.IntRange(min=1), default=10000,
+                     show_default=True, help="Trials for --paired-ar."),
+        click.option("--seed", default=str(DEFAULT_SEED), show_default=True,
+                     help="Seed of the resampling; 'none' for an unseeded run."),
+        click.option("--groups", "groups_path", metavar="FILE",
+                     help="One line per segment of comma-separated tags; each tag is also "
+                          "scored on its own segments."),
+        click.option("-f", "--format", "output_format", type=click.Choice(FORMATS),
+                     default="text", show_default=True,
+                     help="Output: a table, JSON Lines, or TSV."),
+        click.option("-w", "--width", type=click.IntRange(min=0), default=1,
+                     show_default=True, help="Decimals of the scores in the text table."),
+        click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
+                     help="Where to write the results; the file is replaced only when "
+                          "complete."),
+    ], command)
+
+
+def parse_seed(value: str) -> Optional[int]:
+    if value.lower() == "none":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise click.BadParameter(f"expected an integer or 'none', got {value!r}",
+                                 param_hint="--seed") from None
+
+
+def make_analysis(systems: int, segments: int, confidence: bool, confidence_n: int,
+                  paired_bs: bool, paired_bs_n: int, paired_ar: bool, paired_ar_n: int,
+                  seed: str, groups_path: Optional[str]) -> Analysis:
+    """The Analysis that the analysis options ask for, checked."""
+    if paired_bs and paired_ar:
+        raise click.UsageError("choose one of --paired-bs and --paired-ar")
+    if (paired_bs or paired_ar) and systems < 2:
+        raise click.UsageError("paired tests compare systems: give two or more with -i; "
+                               "the first is the baseline")
+    return Analysis(
+        confidence=confidence_n if confidence else 0,
+        paired="bs" if paired_bs else "ar" if paired_ar else None,
+        paired_n=paired_bs_n if paired_bs else paired_ar_n, seed=parse_seed(seed),
+        groups=read_groups(groups_path, segments) if groups_path else None)
+
+
+def read_groups(path: str, segments: int) -> List[List[str]]:
+    """Each segment's tags, from one line of comma-separated tags per segment."""
+    lines = read_lines(path)
+    if len(lines) != segments:
+        raise InputError(f"{path} has {len(lines)} lines but there are {segments} segments; "
+                         f"a groups file needs one line of tags per segment")
+    return [[tag.strip() for tag in line.split(",") if tag.strip()] for line in lines]
+
+
+def write_output(path: str, text: str) -> None:
+    """Results go out only once complete: to stdout, or atomically to a file."""
+    if path == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomically(path, text)
+
+
+def split_files(files: Sequence[str], inputs: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """Reference and hypothesis paths: REF... HYP, or REF... with -i HYP."""
+    if inputs:
+        return list(files), list(inputs)
+    if len(files) < 2:
+        raise click.UsageError("give at least one reference file and a hypothesis file "
+                               "(or the hypotheses with -i)")
+    return list(files[:-1]), [files[-1]]
+
+
+def segment_ids(count: int, first: int = 1) -> List[str]:
+    """Line numbers as segment ids."""
+    return [str(first + i) for i in range(count)]
+
+
+# -- commands -------------------------------------------------------------------------
 
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="evalproto")
@@ -71,58 +201,107 @@ def main() -> None:
 @main.command("corpus-score", cls=_OrderedMetricsCommand, context_settings=CONTEXT)
 @click.argument("files", nargs=-1, required=True, metavar="REF... HYP")
 @click.option("-i", "--input", "inputs", multiple=True, metavar="HYP",
-              help="A system's hypothesis file; repeat for several systems. "
-                   "With -i, every positional file is a reference.")
-@click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC",
-              help='A built-in evaluator, run in process, e.g. "bleu --tokenize intl". '
-                   "Repeatable; the default is bleu.")
-@click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
-              help='An external evaluator command spoken to over the protocol, e.g. '
-                   '"bleu-evaluator --lowercase". Repeatable.')
-@click.option("-f", "--format", "output_format", type=click.Choice(FORMATS), default="text",
-              show_default=True, help="Output: a table, JSON Lines, or TSV.")
-@click.option("-w", "--width", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Decimals of the scores in the text table.")
-@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
-              help="Where to write the results; the file is replaced only when complete.")
-@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
-              show_default=True, help="Seconds to wait for each reply of an external "
-                                      "evaluator; 0 waits for ever.")
+              help="A system's hypothesis file; repeat for several systems (the first is "
+                   "the baseline of paired tests). With -i, every positional file is a "
+                   "reference.")
+@metric_options
+@click.option("-sl", "--sentence-level", is_flag=True,
+              help="Print each segment's score instead of the corpus score.")
+@analysis_options
 @click.pass_context
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
-                 metrics: Tuple[str, ...], evaluators: Tuple[str, ...], output_format: str,
-                 width: int, output: str, timeout: float) -> None:
+                 metrics: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: float,
+                 sentence_level: bool, output_format: str, width: int, output: str,
+                 **analysis_flags: Any) -> None:
     """Score hypothesis files against reference files, one segment per line.
 
     Reference files come first, then the hypothesis file; '-' reads standard input
     and files ending in .gz are decompressed.
     """
-    if inputs:
-        ref_paths, hyp_paths = list(files), list(inputs)
-    elif len(files) < 2:
-        raise click.UsageError("give at least one reference file and a hypothesis file "
-                               "(or the hypotheses with -i)")
-    else:
-        ref_paths, hyp_paths = list(files[:-1]), [files[-1]]
-    order = ctx.meta["metric_order"]
-    if not order:
-        order, metrics = ["metric"], ("bleu",)
+    ref_paths, hyp_paths = split_files(files, inputs)
     try:
         corpus = read_corpus(ref_paths, hyp_paths)
+        analysis = make_analysis(len(hyp_paths), len(corpus.refs), **analysis_flags)
+        if sentence_level and (analysis.bootstrap_n or analysis.paired or analysis.groups):
+            raise click.UsageError("--sentence-level prints per-segment scores; it does not "
+                                   "combine with confidence intervals, paired tests or groups")
         with ExitStack() as stack:
-            sources = open_sources(stack, order, metrics, evaluators, timeout or None)
-            results = score_corpus(corpus, sources)
-        write_output(output, format_results(results, output_format, width))
+            sources = [(spec.spec, spec.open(stack, timeout or None))
+                       for spec in metric_specs(ctx, metrics, evaluators)]
+            tables = stats_tables(sources, corpus.refs, corpus.systems)
+            if sentence_level:
+                text = format_segments(tables, segment_ids(len(corpus.refs)), output_format,
+                                       width)
+            else:
+                text = format_results(analyse(tables, corpus.nrefs, analysis), output_format,
+                                      width)
+        write_output(output, text)
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
 
 
-def write_output(path: str, text: str) -> None:
-    """Results go out only once complete: to stdout, or atomically to a file."""
-    if path == "-":
-        click.echo(text, nl=False)
-    else:
-        write_atomically(path, text)
+@main.command("stats", cls=_OrderedMetricsCommand, context_settings=CONTEXT)
+@click.argument("files", nargs=-1, required=True, metavar="REF... HYP")
+@metric_options
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The stats file to write (atomically).")
+@click.option("--system", help="The system's name in the file; default: the HYP path. Give "
+                               "every shard of one system the same name.")
+@click.option("--first-id", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The id of the first segment (a shard's line offset + 1).")
+@click.pass_context
+def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
+          evaluators: Tuple[str, ...], timeout: float, output: str, system: Optional[str],
+          first_id: int) -> None:
+    """Write one metric's per-segment statistics of one system, for `evalproto reduce`."""
+    ref_paths, (hyp_path,) = split_files(files, ())
+    (spec, *others) = metric_specs(ctx, metrics, evaluators)
+    if others:
+        raise click.UsageError("a stats file holds one metric: give one -m or one -e")
+    try:
+        corpus = read_corpus(ref_paths, [hyp_path])
+        with ExitStack() as stack:
+            source = spec.open(stack, timeout or None)
+            (table,) = stats_tables([(spec.spec, source)], corpus.refs, corpus.systems)
+        header = {"metric": spec.spec, "kind": spec.kind, "signature": source.signature(),
+                  "stat_names": list(table.stat_names),
+                  "higher_is_better": source.higher_is_better, "nrefs": corpus.nrefs,
+                  "system": system or hyp_path}
+        write_stats(output, header, segment_ids(len(corpus.refs), first_id),
+                    table.rows[hyp_path])
+    except EvalprotoError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command("reduce", context_settings=CONTEXT)
+@click.argument("files", nargs=-1, required=True, metavar="STATS_FILE...")
+@timeout_option
+@analysis_options
+def reduce(files: Tuple[str, ...], timeout: float, output_format: str, width: int,
+           output: str, **analysis_flags: Any) -> None:
+    """Merge stats files and report on them as corpus-score does.
+
+    Every file must come from the same metric with the same signature. The shards of
+    a system are joined in the order given, and all systems must cover the same
+    segments; the first system is the baseline of paired tests.
+    """
+    try:
+        merged = merge_stats([read_stats(path) for path in files])
+        analysis = make_analysis(len(merged.systems), len(merged.ids), **analysis_flags)
+        spec = MetricSpec(merged.header["kind"], merged.header["metric"])
+        with ExitStack() as stack:
+            source = spec.open(stack, timeout or None)
+            if source.signature() != merged.header["signature"]:
+                raise EvalprotoError(
+                    f"the stats files were written with the signature "
+                    f"{merged.header['signature']!r}, but {spec.spec!r} here has "
+                    f"{source.signature()!r}; their scores would not be comparable")
+            table = MetricTable(spec.spec, source, merged.systems)
+            text = format_results(analyse([table], merged.header["nrefs"], analysis),
+                                  output_format, width)
+        write_output(output, text)
+    except EvalprotoError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -140,10 +319,10 @@ def describe_evaluator(name: str, entry: EntryPoint) -> str:
     direction = "higher is better" if evaluator_class.higher_is_better else "lower is better"
     lines = [f"{name} ({direction}): {evaluator_class.describe()}"]
     try:
-        stats = " ".join(evaluator_class.from_args([]).stat_names)
+        stat_names = " ".join(evaluator_class.from_args([]).stat_names)
     except (click.UsageError, EvalprotoError):
-        stats = "(depend on the options)"
-    lines.append(f"  stats: {stats}")
+        stat_names = "(depend on the options)"
+    lines.append(f"  stats: {stat_names}")
     context = click.Context(click.Command(name))
     for param in evaluator_class.options:
         record = param.get_help_record(context)

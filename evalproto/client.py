@@ -67,9 +67,8 @@ class EvaluatorProcess:
     def higher_is_better(self) -> bool:
         return bool(self.info["higher_is_better"]) if self.info else True
 
-    def signature(self, nrefs: Optional[int | str] = None) -> str:
-        own = self.info["signature"] if self.info else f"command:{self.command}"
-        return own if nrefs is None else f"nrefs:{nrefs}|{own}"
+    def signature(self) -> str:
+        return self.info["signature"] if self.info else f"command:{self.command}"
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row per item; requests are pipelined, replies checked in order."""
@@ -88,12 +87,18 @@ class EvaluatorProcess:
 
     def score(self, vector: Sequence[float]) -> float:
         """EVAL one summed vector."""
-        number = self._sent + 1
-        self._write([format_eval_request(vector)])
-        values = _parse_or_none(self._reply(number, "EVAL"))
-        if values is None or len(values) != 1:
-            self._fail(f"the reply to request {number} (EVAL) is not one finite number")
-        return values[0]
+        return float(self.score_many(np.asarray([vector], dtype=np.float64))[0])
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        """EVAL each row of a (k, d) array; requests are pipelined like SCOREs."""
+        lines = [format_eval_request(vector) for vector in vectors]
+        first_request = self._sent + 1
+        writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
+        writer.start()
+        scores = [self._single_number(self._reply(first_request + i, "EVAL"), first_request + i)
+                  for i in range(len(lines))]
+        writer.join()
+        return np.array(scores, dtype=np.float64)
 
     def close(self) -> None:
         """End input and check that the evaluator exits cleanly with nothing left unsaid."""
@@ -225,6 +230,13 @@ class EvaluatorProcess:
             self._fail(f"the reply to request {number} (SCORE) has {len(values)} numbers, "
                        f"expected {len(self.stat_names)}")
         return values
+
+    def _single_number(self, text: str, number: int) -> float:
+        values = _parse_or_none(text)
+        if values is None or len(values) != 1:
+            self._fail(f"the reply to request {number} (EVAL) is not one finite number: "
+                       f"{shorten(text)}")
+        return values[0]
 
     def _fail(self, problem: str, exiting: bool = False) -> NoReturn:
         if exiting:  # its stdout is closed; give it a moment to report its exit status

@@ -56,11 +56,10 @@ class Evaluator(ABC):
         """The settings that make two scores comparable, in signature order."""
         return {}
 
-    def signature(self, nrefs: Optional[int | str] = None) -> str:
-        """A sacrebleu-style signature: `nrefs:N|key:value|...|version:evalproto-X`."""
-        fields: dict[str, Any] = {} if nrefs is None else {"nrefs": nrefs}
-        fields.update(self.signature_fields())
-        fields["version"] = f"evalproto-{__version__}"
+    def signature(self) -> str:
+        """A sacrebleu-style signature, `key:value|...|version:evalproto-X`; reports put
+        the data's part (`nrefs`, resampling) in front."""
+        fields = {**self.signature_fields(), "version": f"evalproto-{__version__}"}
         return "|".join(f"{key}:{_signature_value(value)}" for key, value in fields.items())
 
     @classmethod
@@ -112,6 +111,10 @@ class Evaluator(ABC):
                 raise EvaluatorError(
                     f"evaluator {self.name!r} failed on item {number}: {exc}") from exc
         return np.array(rows, dtype=np.float64).reshape(len(rows), len(self.stat_names))
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        """The score of each row of a (k, d) array of summed statistics."""
+        return np.array([self.checked_score(vector) for vector in vectors], dtype=np.float64)
 
     def close(self) -> None:
         """Nothing to release in process; here so evaluators and processes are used alike."""

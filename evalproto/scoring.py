@@ -1,4 +1,6 @@
-"""From sources of statistics to corpus results: stats rows per system, summed, scored."""
+"""From sources of statistics to results: tables of stats rows, and the reductions over
+them that every report is made of (corpus score, bootstrap CI, paired tests, groups).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,13 @@ from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 import numpy as np
 
 from evalproto.evaluator import Item
-from evalproto.readers import Corpus
+from evalproto.resampling import (
+    DEFAULT_SEED,
+    approximate_randomization,
+    bootstrap_scores,
+    estimate_ci,
+    paired_bootstrap,
+)
 
 
 class StatsSource(Protocol):
@@ -19,16 +27,72 @@ class StatsSource(Protocol):
     @property
     def higher_is_better(self) -> bool: ...
 
-    def signature(self, nrefs: Optional[int | str] = None) -> str: ...
+    def signature(self) -> str: ...
 
     def stats_many(self, items: Sequence[Item]) -> np.ndarray: ...
 
-    def score(self, vector: Sequence[float]) -> float: ...
+    def score_many(self, vectors: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass
+class MetricTable:
+    """One metric's stats rows for every system, aligned segment by segment."""
+
+    label: str
+    source: StatsSource
+    rows: Dict[str, np.ndarray]
+
+    @property
+    def stat_names(self) -> Tuple[str, ...]:
+        return tuple(self.source.stat_names or ())
+
+
+def stats_tables(sources: Sequence[Tuple[str, StatsSource]], refs: Sequence[Sequence[str]],
+                 systems: Dict[str, Sequence[str]]) -> List[MetricTable]:
+    """Every metric's rows for every system. Items go segment by segment across the
+    systems, so an evaluator's reference cache is hit by each system in turn."""
+    names = list(systems)
+    items = [(segment_refs, systems[name][i])
+             for i, segment_refs in enumerate(refs) for name in names]
+    tables = []
+    for label, source in sources:
+        rows = source.stats_many(items)
+        rows = rows.reshape(len(refs), len(names), rows.shape[1])
+        tables.append(MetricTable(label, source, {name: rows[:, j, :]
+                                                  for j, name in enumerate(names)}))
+    return tables
+
+
+@dataclass
+class Analysis:
+    """What to compute beyond the corpus score."""
+
+    confidence: int = 0
+    paired: Optional[str] = None  # "bs" or "ar": each system against the first
+    paired_n: int = 0
+    seed: Optional[int] = DEFAULT_SEED
+    groups: Optional[Sequence[Sequence[str]]] = None  # each segment's tags
+
+    @property
+    def bootstrap_n(self) -> int:
+        """Resamples behind the reported CIs; paired bootstrap brings its own."""
+        return self.paired_n if self.paired == "bs" else self.confidence
+
+    def signature_prefix(self, nrefs: int | str) -> str:
+        """The data's part of a signature, in sacrebleu's order: nrefs, bs, ar, seed."""
+        fields = [f"nrefs:{nrefs}"]
+        if self.bootstrap_n:
+            fields.append(f"bs:{self.bootstrap_n}")
+        if self.paired == "ar":
+            fields.append(f"ar:{self.paired_n}")
+        if self.bootstrap_n or self.paired:
+            fields.append(f"seed:{str(self.seed).lower()}")
+        return "|".join(fields)
 
 
 @dataclass
 class Result:
-    """One metric's corpus score for one system."""
+    """One metric's score for one system, over the corpus or over one group."""
 
     system: str
     metric: str
@@ -38,28 +102,53 @@ class Result:
     stats: np.ndarray
     stat_names: Tuple[str, ...]
     higher_is_better: bool
+    group: Optional[str] = None
+    mean: Optional[float] = None
+    ci: Optional[float] = None
+    p_value: Optional[float] = None
+    baseline: bool = False
 
 
-def system_rows(source: StatsSource, corpus: Corpus) -> Dict[str, np.ndarray]:
-    """The stats rows of every system, computed segment by segment across systems so
-    that an evaluator's reference cache is hit by each system in turn."""
-    systems = list(corpus.systems)
-    items = [(refs, corpus.systems[system][i])
-             for i, refs in enumerate(corpus.refs) for system in systems]
-    rows = source.stats_many(items)
-    rows = rows.reshape(len(corpus.refs), len(systems), rows.shape[1])
-    return {system: rows[:, j, :] for j, system in enumerate(systems)}
+def group_masks(groups: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
+    """For every tag, in order of first appearance, which segments carry it."""
+    tags = list(dict.fromkeys(tag for segment in groups for tag in segment))
+    return {tag: np.array([tag in segment for segment in groups]) for tag in tags}
 
 
-def score_corpus(corpus: Corpus, metrics: Sequence[Tuple[str, StatsSource]]) -> List[Result]:
-    """Results system by system, each system's metrics in the order given."""
-    per_metric = []
-    for label, source in metrics:
-        signature = source.signature(nrefs=corpus.nrefs)
-        for system, rows in system_rows(source, corpus).items():
-            total = rows.sum(axis=0)
-            per_metric.append(Result(
-                system=system, metric=label, score=source.score(total), signature=signature,
-                n=len(rows), stats=total, stat_names=tuple(source.stat_names or ()),
-                higher_is_better=source.higher_is_better))
-    return sorted(per_metric, key=lambda result: list(corpus.systems).index(result.system))
+def analyse(tables: Sequence[MetricTable], nrefs: int | str, analysis: Analysis) -> List[Result]:
+    """Corpus rows first (system by system, metrics in order), then each group's rows."""
+    subsets: List[Tuple[Optional[str], Optional[np.ndarray]]] = [(None, None)]
+    if analysis.groups is not None:
+        subsets += list(group_masks(analysis.groups).items())
+    results = []
+    for group, mask in subsets:
+        per_metric = [_analyse_table(table, nrefs, analysis, group, mask) for table in tables]
+        for system_results in zip(*per_metric):
+            results.extend(system_results)
+    return results
+
+
+def _analyse_table(table: MetricTable, nrefs: int | str, analysis: Analysis,
+                   group: Optional[str], mask: Optional[np.ndarray]) -> List[Result]:
+    signature = f"{analysis.signature_prefix(nrefs)}|{table.source.signature()}"
+    score_many = table.source.score_many
+    rows = {system: rows if mask is None else rows[mask] for system, rows in table.rows.items()}
+    baseline_name = next(iter(rows))
+    results = []
+    for system, system_rows in rows.items():
+        total = system_rows.sum(axis=0)
+        result = Result(
+            system=system, metric=table.label, score=float(score_many(total[None, :])[0]),
+            signature=signature, n=len(system_rows), stats=total, stat_names=table.stat_names,
+            higher_is_better=table.source.higher_is_better, group=group,
+            baseline=bool(analysis.paired) and system == baseline_name)
+        if analysis.paired and system != baseline_name:
+            test = paired_bootstrap if analysis.paired == "bs" else approximate_randomization
+            paired = test(rows[baseline_name], system_rows, score_many, analysis.paired_n,
+                          analysis.seed)
+            result.p_value, result.mean, result.ci = paired.p_value, paired.mean, paired.ci
+        if analysis.bootstrap_n and result.mean is None:
+            result.mean, result.ci = estimate_ci(bootstrap_scores(
+                system_rows, score_many, analysis.bootstrap_n, analysis.seed))
+        results.append(result)
+    return results

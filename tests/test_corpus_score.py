@@ -67,10 +67,12 @@ def test_text_table_shows_scores_and_signatures():
 def test_tsv_has_a_header_and_one_row_per_result():
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-f", "tsv")
     header, row = result.output.splitlines()
-    assert header.split("\t") == ["system", "metric", "score", "n", "signature", "stats"]
-    fields = row.split("\t")
-    assert float(fields[2]) == pytest.approx(sacrebleu_score(DE_EN_HYP), abs=1e-9)
-    assert fields[3] == "150" and len(fields[5].split()) == 10
+    assert header.split("\t") == ["system", "group", "metric", "score", "mean", "ci",
+                                   "p_value", "n", "signature", "stats"]
+    fields = dict(zip(header.split("\t"), row.split("\t")))
+    assert float(fields["score"]) == pytest.approx(sacrebleu_score(DE_EN_HYP), abs=1e-9)
+    assert fields["n"] == "150" and len(fields["stats"].split()) == 10
+    assert fields["group"] == fields["mean"] == fields["p_value"] == ""
 
 
 def test_stdin_and_gzip_inputs(tmp_path):

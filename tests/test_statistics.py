@@ -1,0 +1,185 @@
+"""Confidence intervals and paired tests against sacrebleu's own, on real text; groups;
+sentence-level scores; and chunked resampling that keeps sacrebleu's random draws."""
+
+import numpy as np
+import pytest
+from sacrebleu.metrics import BLEU as SacreBLEU
+from sacrebleu.metrics import CHRF as SacreCHRF
+from sacrebleu.significance import PairedTest
+
+from conftest import (
+    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, json_rows, read_lines, run_cli,
+)
+from evalproto import resampling
+
+PAIRS = {"de-en": (DE_EN_REFS, [DE_EN_HYP, DE_EN_HYP2]),
+         "en-de": (EN_DE_REFS, [EN_DE_HYP, EN_DE_REFS[0].replace("ref.A", "hyp.JDExploreAcademy")])}
+# (class, absolute, relative tolerance). Resampled sums are exact in both; but sacrebleu,
+# under NumPy 2, computes each resample's BLEU precisions and chrF scores from float32
+# values in float32, which moves one resample's score by up to ~1.5e-6. We compute in
+# float64, so BLEU means agree to ~1e-7 and CIs (half a difference of two resamples) to
+# 2e-6; chrF, computed wholly in float32 there, agrees to two float32 steps at 100.
+FLOAT32_STEPS_AT_100 = 2 * float(np.spacing(np.float32(100)))
+METRICS = {"bleu": (SacreBLEU, 2e-6, 0), "chrf": (SacreCHRF, FLOAT32_STEPS_AT_100, 0)}
+
+
+def rows_of(args):
+    result = run_cli("corpus-score", *args, "-f", "json")
+    assert result.exit_code == 0, result.output
+    return json_rows(result.output)
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+@pytest.mark.parametrize("metric", METRICS)
+def test_confidence_interval_matches_sacrebleu(pair, metric):
+    refs, (hyp, _) = PAIRS[pair]
+    sacre_class, absolute, relative = METRICS[metric]
+    expected = sacre_class().corpus_score(read_lines(hyp), [read_lines(p) for p in refs],
+                                          n_bootstrap=1000)
+    (row,) = rows_of([*refs, hyp, "-m", metric, "--confidence"])
+    assert row["mean"] == pytest.approx(expected._mean, abs=absolute, rel=relative)
+    assert row["ci"] == pytest.approx(expected._ci, abs=absolute, rel=relative)
+    assert row["signature"].startswith("nrefs:2|bs:1000|seed:12345|")
+
+
+def sacrebleu_paired(pair, test_type, samples):
+    refs, hyps = PAIRS[pair]
+    references = [read_lines(p) for p in refs]
+    metrics = {"BLEU": SacreBLEU(references=references),
+               "chrF2": SacreCHRF(references=references)}
+    _, scores = PairedTest([(h, read_lines(h)) for h in hyps], metrics, references=None,
+                           test_type=test_type, n_samples=samples)()
+    return scores
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_paired_bootstrap_matches_sacrebleu(pair):
+    refs, hyps = PAIRS[pair]
+    expected = sacrebleu_paired(pair, "bs", 1000)
+    rows = rows_of([*refs, "-i", hyps[0], "-i", hyps[1], "-m", "bleu", "-m", "chrf",
+                    "--paired-bs"])
+    for row, sacre_name in zip(rows, ["BLEU", "chrF2", "BLEU", "chrF2"]):
+        metric = "bleu" if sacre_name == "BLEU" else "chrf"
+        _, absolute, relative = METRICS[metric]
+        reference = expected[sacre_name][hyps.index(row["system"])]
+        assert row["score"] == pytest.approx(reference.score, abs=1e-9)
+        assert row["mean"] == pytest.approx(reference.mean, abs=absolute, rel=relative)
+        assert row["ci"] == pytest.approx(reference.ci, abs=absolute, rel=relative)
+        assert row.get("p_value") == reference.p_value  # exactly; None for the baseline
+    assert rows[0]["baseline"] is True and "baseline" not in rows[2]
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_approximate_randomization_matches_sacrebleu(pair):
+    refs, hyps = PAIRS[pair]
+    expected = sacrebleu_paired(pair, "ar", 2000)
+    rows = rows_of([*refs, "-i", hyps[0], "-i", hyps[1], "-m", "bleu", "-m", "chrf",
+                    "--paired-ar", "--paired-ar-n", "2000"])
+    assert rows[2]["p_value"] == expected["BLEU"][1].p_value
+    assert rows[3]["p_value"] == expected["chrF2"][1].p_value
+    assert rows[2]["signature"].startswith("nrefs:2|ar:2000|seed:12345|")
+
+
+def test_paired_tests_over_the_protocol_give_the_same_figures():
+    refs, hyps = PAIRS["de-en"]
+    args = [*refs, "-i", hyps[0], "-i", hyps[1], "--paired-bs", "--paired-bs-n", "200"]
+    in_process = rows_of([*args, "-m", "bleu"])
+    over_pipe = rows_of([*args, "-e", "bleu-evaluator"])
+    for ours, theirs in zip(in_process, over_pipe):
+        assert (ours["score"], ours["mean"], ours["ci"], ours.get("p_value")) == (
+            theirs["score"], theirs["mean"], theirs["ci"], theirs.get("p_value"))
+
+
+def test_seeds_change_the_draws_and_none_is_unseeded():
+    refs, (hyp, _) = PAIRS["de-en"]
+    seeded = [rows_of([*refs, hyp, "--confidence", "--seed", seed])[0] for seed in ("1", "2")]
+    assert seeded[0]["ci"] != seeded[1]["ci"]
+    (unseeded,) = rows_of([*refs, hyp, "--confidence", "--seed", "none"])
+    assert "|seed:none|" in unseeded["signature"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--paired-bs"], "paired tests compare systems"),
+    (["-i", DE_EN_HYP2, "--paired-bs", "--paired-ar"], "choose one of --paired-bs and --paired-ar"),
+    (["--seed", "abc"], "expected an integer or 'none'"),
+    (["--sentence-level", "--confidence"], "does not combine"),
+])
+def test_analysis_usage_errors(args, message):
+    result = run_cli("corpus-score", *DE_EN_REFS, "-i", DE_EN_HYP, *args)
+    assert result.exit_code == 2 and message in result.output
+
+
+@pytest.mark.parametrize("samples, n", [(1000, 150), (70, 3), (5, 1)])
+def test_chunked_bootstrap_draws_are_sacrebleus(monkeypatch, samples, n):
+    monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)  # many small chunks
+    picks = np.random.default_rng(12345).choice(n, size=(samples, n), replace=True)
+    expected = np.stack([np.bincount(row, minlength=n) for row in picks])
+    counts = np.concatenate(list(resampling.bootstrap_counts(n, samples, 12345)))
+    assert np.array_equal(counts, expected)
+
+
+def test_chunked_approximate_randomization_draws_are_sacrebleus(monkeypatch):
+    monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)
+    n, trials = 37, 250
+    baseline = np.random.default_rng(0).integers(0, 20, size=(n, 3)).astype(float)
+    system = np.random.default_rng(1).integers(0, 20, size=(n, 3)).astype(float)
+    swap = np.random.default_rng(9).integers(2, size=(trials, n), dtype=bool)
+
+    def first_column(sums):
+        return sums[:, 0].copy()
+
+    expected_differences = np.abs((swap @ baseline + ~swap @ system)[:, 0]
+                                  - (~swap @ baseline + swap @ system)[:, 0])
+    observed = abs(baseline[:, 0].sum() - system[:, 0].sum())
+    result = resampling.approximate_randomization(baseline, system, first_column, trials, 9)
+    assert result.p_value == resampling.p_value(expected_differences, observed)
+
+
+def test_groups_partition_the_corpus(tmp_path):
+    groups = tmp_path / "groups"
+    tags = ["news" if i % 3 else "web" for i in range(150)]
+    groups.write_text("".join(f"{tag},all\n" if i % 2 else f"{tag}\n"
+                              for i, tag in enumerate(tags)))
+    rows = rows_of([*DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "--groups", str(groups)])
+    corpus, *by_group = rows
+    assert "group" not in corpus
+    assert [row["group"] for row in by_group] == ["web", "news", "all"]
+    news, web = by_group[1], by_group[0]
+    assert news["n"] + web["n"] == corpus["n"] == 150
+    assert [a + b for a, b in zip(news["stats"], web["stats"])] == corpus["stats"]
+    assert by_group[2]["n"] == 75
+    # a group's score is the score of its own segments, as if they were the whole corpus
+    keep = [i for i, tag in enumerate(tags) if tag == "web"]
+    refs = [[read_lines(p)[i] for i in keep] for p in DE_EN_REFS]
+    hyps = [read_lines(DE_EN_HYP)[i] for i in keep]
+    assert web["score"] == pytest.approx(SacreBLEU().corpus_score(hyps, refs).score, abs=1e-9)
+
+
+def test_groups_get_confidence_intervals_in_text_and_json(tmp_path):
+    groups = tmp_path / "groups"
+    groups.write_text("".join("a\n" if i < 100 else "b\n" for i in range(150)))
+    rows = rows_of([*DE_EN_REFS, DE_EN_HYP, "--groups", str(groups), "--confidence",
+                    "--confidence-n", "100"])
+    assert all("ci" in row for row in rows) and rows[1]["ci"] != rows[2]["ci"]
+    text = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "--groups", str(groups)).output
+    assert "Group: a" in text and "Group: b" in text
+
+
+def test_a_groups_file_of_the_wrong_length_is_named(tmp_path):
+    groups = tmp_path / "groups"
+    groups.write_text("a\nb\n")
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "--groups", str(groups))
+    assert result.exit_code == 1
+    assert f"{groups} has 2 lines but there are 150 segments" in result.output
+
+
+@pytest.mark.parametrize("spec, options", [("bleu --effective-order", {"effective_order": True}),
+                                           ("chrf", {})])
+def test_sentence_level_scores_are_sacrebleus_sentence_scores(spec, options):
+    sacre = (SacreBLEU if spec.startswith("bleu") else SacreCHRF)(**options)
+    rows = rows_of([*DE_EN_REFS, DE_EN_HYP, "-m", spec, "--sentence-level"])
+    refs = list(zip(*(read_lines(p) for p in DE_EN_REFS)))
+    assert [row["segment"] for row in rows] == [str(i) for i in range(1, 151)]
+    for row, segment_refs, hyp in zip(rows, refs, read_lines(DE_EN_HYP)):
+        assert row["score"] == pytest.approx(
+            sacre.sentence_score(hyp, list(segment_refs)).score, abs=1e-9)
