@@ -22,6 +22,11 @@ from evalproto.server import console_command
 Item = Tuple[Sequence[str], str]
 """One segment: its references and its hypothesis."""
 
+REFERENCE_CACHE_SIZE = 1024
+"""How many reference sets an evaluator keeps preprocessed. Scoring goes segment by
+segment across systems, and tuners send a segment's n-best list together, so the same
+references come back to back and a small cache gets every hit at little memory."""
+
 
 def _signature_value(value: Any) -> str:
     """Booleans as sacrebleu writes them in signatures."""

@@ -19,7 +19,7 @@ import numpy as np
 from sacrebleu.metrics.bleu import BLEU as SacreBLEU
 
 from evalproto.errors import SetupError
-from evalproto.evaluator import Evaluator
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",
@@ -32,7 +32,6 @@ TOKENIZERS = {
 }
 EXTRAS = {"ja-mecab": "ja", "ko-mecab": "ko"}
 SMOOTH_METHODS = tuple(SacreBLEU.SMOOTH_DEFAULTS)
-REFERENCE_CACHE_SIZE = 2 ** 14
 
 NgramCounts = List[Counter]
 

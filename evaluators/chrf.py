@@ -16,10 +16,9 @@ import click
 import numpy as np
 
 from evalproto.errors import SetupError
-from evalproto.evaluator import Evaluator
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
-REFERENCE_CACHE_SIZE = 2 ** 14
 _EPSILON = 1e-16
 
 Ngrams = List[Counter]

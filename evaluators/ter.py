@@ -21,9 +21,8 @@ import numpy as np
 from sacrebleu.metrics.lib_ter import translation_edit_rate
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from evalproto.evaluator import Evaluator
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
 
-REFERENCE_CACHE_SIZE = 2 ** 14
 
 
 class TER(Evaluator):
