@@ -18,7 +18,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from typing import Any, Iterable, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from evalproto.protocol import (
     shorten,
 )
 
+Reply = TypeVar("Reply")
 DEFAULT_TIMEOUT = 120.0
 _STDERR_TAIL_BYTES = 2000
 _EXIT_GRACE_SECONDS = 5.0
@@ -76,12 +77,7 @@ class EvaluatorProcess:
             lines = [format_score_request(refs, hyp) for refs, hyp in items]
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        first_request = self._sent + 1
-        writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
-        writer.start()
-        rows = [self._numbers(self._reply(first_request + i, "SCORE"), first_request + i)
-                for i in range(len(lines))]
-        writer.join()
+        rows = self._pipelined(lines, "SCORE", self._numbers)
         width = len(self.stat_names) if self.stat_names is not None else 0
         return np.array(rows, dtype=np.float64).reshape(len(rows), width)
 
@@ -92,13 +88,7 @@ class EvaluatorProcess:
     def score_many(self, vectors: np.ndarray) -> np.ndarray:
         """EVAL each row of a (k, d) array; requests are pipelined like SCOREs."""
         lines = [format_eval_request(vector) for vector in vectors]
-        first_request = self._sent + 1
-        writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
-        writer.start()
-        scores = [self._single_number(self._reply(first_request + i, "EVAL"), first_request + i)
-                  for i in range(len(lines))]
-        writer.join()
-        return np.array(scores, dtype=np.float64)
+        return np.array(self._pipelined(lines, "EVAL", self._single_number), dtype=np.float64)
 
     def close(self) -> None:
         """End input and check that the evaluator exits cleanly with nothing left unsaid."""
@@ -166,6 +156,18 @@ class EvaluatorProcess:
         if isinstance(info, dict) and isinstance(info.get("stats"), list):
             self.info = info
             self.stat_names = tuple(str(name) for name in info["stats"])
+
+    def _pipelined(self, lines: Sequence[str], kind: str,
+                   parse: Callable[[str, int], Reply]) -> List[Reply]:
+        """Send request lines from a writer thread while reading and parsing the replies
+        in order, so throughput is not bounded by round trips."""
+        first_request = self._sent + 1
+        writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
+        writer.start()
+        replies = [parse(self._reply(first_request + i, kind), first_request + i)
+                   for i in range(len(lines))]
+        writer.join()
+        return replies
 
     def _write(self, lines: Sequence[str]) -> None:
         """Send request lines; a dead evaluator is reported by the reply reader."""
