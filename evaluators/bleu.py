@@ -20,6 +20,7 @@ from sacrebleu.metrics.bleu import BLEU as SacreBLEU
 
 from evalproto.errors import SetupError
 from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
+from evaluators.fast_13a import FastTokenizer13a
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",
@@ -38,6 +39,8 @@ NgramCounts = List[Counter]
 
 def load_tokenizer(name: str) -> Any:
     """A sacrebleu tokenizer by its sacrebleu name; a missing extra is named in the error."""
+    if name == "13a" and FastTokenizer13a.matches_sacrebleu():
+        return FastTokenizer13a()
     module_name, class_name = TOKENIZERS[name].rsplit(".", 1)
     module = importlib.import_module(f"sacrebleu.tokenizers.{module_name}")
     try:
