@@ -10,10 +10,11 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import click
 
-from evalproto import __version__, registry
+from evalproto import __version__, lmlogs, registry
 from evalproto.client import DEFAULT_TIMEOUT, EvaluatorProcess
 from evalproto.errors import EvalprotoError, InputError
 from evalproto.outputs import write_atomically
+from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
@@ -342,3 +343,45 @@ def info(spec: str) -> None:
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(evaluator.info(), ensure_ascii=False))
+
+
+@main.command("lm-score", context_settings=CONTEXT)
+@click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True,
+              help="json: one object per log with every key `lmc stats` prints (sorted).")
+@click.option("--raw", is_flag=True, help="Sums instead of rates, as `lmc stats --no-human`.")
+@click.option("--rerank-params", metavar="ALPHA,BETA",
+              help="Fixed reranking parameters instead of fitting them on each log.")
+@click.option("--by", "by_user", type=click.Choice(["user"]),
+              help="Also one row per user (with the log's reranking fit).")
+@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
+              help="Where to write the results; the file is replaced only when complete.")
+def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
+             rerank_params: Optional[str], by_user: Optional[str], output: str) -> None:
+    """Statistics of LM Challenge logs (wc, we, ce, wr), as `lmc stats` computes them.
+
+    Logs are JSON Lines, gzipped or not; '-' reads standard input.
+    """
+    reranker = parse_reranker(rerank_params) if rerank_params else None
+    try:
+        if STDIN_NAME in logs and logs.count(STDIN_NAME) > 1:
+            raise InputError("standard input ('-') can be read only once")
+        summaries = []
+        for path in logs:
+            stats = lmlogs.log_stats(path, lmlogs.read_log(path), reranker)
+            summaries += lmlogs.summaries(stats, human=not raw, by_user=bool(by_user))
+        text = (lmlogs.format_json(summaries) if output_format == "json"
+                else lmlogs.format_text(summaries))
+        write_output(output, text)
+    except EvalprotoError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def parse_reranker(text: str) -> lmlogs.Reranker:
+    try:
+        alpha, beta = (float(part) for part in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected two numbers ALPHA,BETA, got {text!r}",
+                                 param_hint="--rerank-params") from None
+    return lmlogs.Reranker(alpha, beta)
