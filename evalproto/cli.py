@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import click
 
-from evalproto import __version__, lmlogs, registry
+from evalproto import __version__, lmlogs, lmreport, registry
 from evalproto.client import DEFAULT_TIMEOUT, EvaluatorProcess
 from evalproto.errors import EvalprotoError, InputError
 from evalproto.outputs import write_atomically
@@ -353,27 +353,65 @@ def info(spec: str) -> None:
 @click.option("--raw", is_flag=True, help="Sums instead of rates, as `lmc stats --no-human`.")
 @click.option("--rerank-params", metavar="ALPHA,BETA",
               help="Fixed reranking parameters instead of fitting them on each log.")
-@click.option("--by", "by_user", type=click.Choice(["user"]),
-              help="Also one row per user (with the log's reranking fit).")
+@click.option("--by", type=click.Choice(["user", "sentence"]),
+              help="Also one row per user (LM Challenge) or sentence (LM Zoo).")
+@click.option("--skip-first-token", is_flag=True,
+              help="LM Zoo: leave out each sentence's first token (some models report 0).")
+@click.option("-ci", "--confidence", is_flag=True,
+              help="Bootstrap 95% intervals for every rate, resampling messages (or sentences).")
+@click.option("-cin", "--confidence-n", type=click.IntRange(min=1), default=1000,
+              show_default=True, help="Bootstrap resamples for --confidence.")
+@click.option("--seed", default=str(DEFAULT_SEED), show_default=True,
+              help="Seed of the resampling; 'none' for an unseeded run.")
 @click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
               help="Where to write the results; the file is replaced only when complete.")
 def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
-             rerank_params: Optional[str], by_user: Optional[str], output: str) -> None:
-    """Statistics of LM Challenge logs (wc, we, ce, wr), as `lmc stats` computes them.
+             rerank_params: Optional[str], by: Optional[str], skip_first_token: bool,
+             confidence: bool, confidence_n: int, seed: str, output: str) -> None:
+    """Statistics of LM Challenge logs (wc, we, ce, wr) as `lmc stats` computes them, and
+    of LM Zoo `get_surprisals` tables (recognised by their header).
 
     Logs are JSON Lines, gzipped or not; '-' reads standard input.
     """
     reranker = parse_reranker(rerank_params) if rerank_params else None
+    resamples, parsed_seed = (confidence_n if confidence else 0), parse_seed(seed)
     try:
-        if STDIN_NAME in logs and logs.count(STDIN_NAME) > 1:
+        if logs.count(STDIN_NAME) > 1:
             raise InputError("standard input ('-') can be read only once")
-        summaries = []
+        results = []
         for path in logs:
-            stats = lmlogs.log_stats(path, lmlogs.read_log(path), reranker)
-            summaries += lmlogs.summaries(stats, human=not raw, by_user=bool(by_user))
-        text = (lmlogs.format_json(summaries) if output_format == "json"
-                else lmlogs.format_text(summaries))
-        write_output(output, text)
+            table = lmreport.load_table(path, reranker, raw, skip_first_token)
+            results += lmreport.summaries(table, by, resamples, parsed_seed)
+        write_output(output, lmreport.format_json(results) if output_format == "json"
+                     else lmreport.format_text(results))
+    except EvalprotoError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command("lm-compare", context_settings=CONTEXT)
+@click.argument("baseline", metavar="BASELINE_LOG")
+@click.argument("other", metavar="LOG")
+@click.option("--test", type=click.Choice(["bs", "ar"]), default="bs", show_default=True,
+              help="Paired bootstrap (bs) or approximate randomization (ar), over messages.")
+@click.option("-n", "--samples", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Resamples (bs) or trials (ar).")
+@click.option("--seed", default=str(DEFAULT_SEED), show_default=True,
+              help="Seed of the resampling; 'none' for an unseeded run.")
+@click.option("--rerank-params", metavar="ALPHA,BETA",
+              help="Fixed reranking parameters for both logs instead of fitting each.")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True)
+@click.option("-o", "--output", default="-", show_default=True, metavar="FILE")
+def lm_compare(baseline: str, other: str, test: str, samples: int, seed: str,
+               rerank_params: Optional[str], output_format: str, output: str) -> None:
+    """Paired significance test of every rate between two logs of the same data
+    (`lmc diff`, with p-values). Logs whose fingerprints differ are refused."""
+    reranker = parse_reranker(rerank_params) if rerank_params else None
+    try:
+        tables = [lmreport.load_table(path, reranker) for path in (baseline, other)]
+        rows = lmreport.compare(*tables, test, samples, parse_seed(seed))
+        write_output(output, lmreport.format_json(rows) if output_format == "json"
+                     else lmreport.format_comparison_text(rows, baseline, other))
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -15,6 +15,7 @@ the same float32 matrices, so the fit (and so every event's hit) is lmc's.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import math
@@ -56,12 +57,19 @@ def event_hash(*values: Any) -> int:
     return combined & _MASK32
 
 
-def read_log(path: str) -> List[Dict[str, Any]]:
-    """The events of a JSON Lines log (gzipped or not, '-' for stdin)."""
+def read_log_bytes(path: str) -> bytes:
+    """A log's bytes (gzipped or not, '-' for stdin), decompressed."""
     data = read_bytes(path)
     if data[:2] == b"\x1f\x8b":  # gzip without a .gz name, e.g. on stdin
-        import gzip
-        data = gzip.decompress(data)
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+    return data
+
+
+def parse_log(path: str, data: bytes) -> List[Dict[str, Any]]:
+    """The events of a JSON Lines log."""
     events = []
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
@@ -230,84 +238,67 @@ def raw_summary(total: np.ndarray, stats: LogStats, mask: Optional[np.ndarray] =
     }
 
 
+PREDICTION_KEYS = ("srr", "hit", *(f"hit{n}" for n in HIT_RANKS))
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def rates(total: np.ndarray) -> Dict[str, float]:
+    """Every rate that lmc's human statistics derive from the sums, under flattened
+    keys, for any total: the whole log's, a user's, or a bootstrap resample's."""
+    value = dict(zip(STAT_NAMES, (float(v) for v in total)))
+    tokens, characters = value["tokens"], value["characters"]
+    entropy_tokens = value["entropy.tokens"]
+    mean = _ratio(value["entropy.sum"], entropy_tokens)
+    result = {
+        "messages_per_user": _ratio(value["messages"], value["users"]),
+        "tokens_per_user": _ratio(tokens, value["users"]),
+        "characters_per_token": _ratio(characters, tokens),
+        "skipped": _ratio(value["skipped"], value["skipped"] + tokens),
+        **{f"prediction.{'mrr' if key == 'srr' else key}": _ratio(value[f"prediction.{key}"], tokens)
+           for key in PREDICTION_KEYS},
+        "completion.characters": _ratio(value["completion.characters"], characters),
+        "completion.tokens": _ratio(value["completion.tokens"], tokens),
+        "entropy.hit": _ratio(entropy_tokens, tokens),
+        "entropy.mean": mean,
+        "entropy.perplexity": math.exp(mean),
+        "entropy.bits_per_token": mean / math.log(2),
+        "entropy.bits_per_character": _ratio(value["entropy.sum"] / math.log(2),
+                                             value["entropy.characters"]),
+        "reranking.accuracy": _ratio(value["reranking.correct"], tokens),
+        "reranking.base_accuracy": _ratio(value["reranking.base_correct"], tokens),
+    }
+    return result
+
+
 def human_summary(total: np.ndarray, stats: LogStats, mask: Optional[np.ndarray] = None) -> dict:
     """`lmc stats` (humanized), plus perplexity and bits per token and character."""
     raw = raw_summary(total, stats, mask)
-    tokens, characters, users = raw["tokens"], raw["characters"], raw["users"]
+    rate = rates(total)
     human: Dict[str, Any] = {
         "fingerprint": f"{raw['fingerprint']:08x}",
-        "users": users,
-        "messages_per_user": raw["messages"] / users,
-        "tokens_per_user": tokens / users,
-        "characters_per_token": characters / tokens,
-        "skipped": raw["skipped"] / (raw["skipped"] + tokens),
+        "users": raw["users"],
+        **{key: rate[key] for key in ("messages_per_user", "tokens_per_user",
+                                      "characters_per_token", "skipped")},
     }
-    if raw["prediction"]["hit"] != 0:
-        human["prediction"] = {("mrr" if key == "srr" else key): value / tokens
-                               for key, value in raw["prediction"].items()}
-    if raw["completion"]["tokens"] != 0:
-        human["completion"] = {"characters": raw["completion"]["characters"] / characters,
-                               "tokens": raw["completion"]["tokens"] / tokens}
-    entropy = raw["entropy"]
-    if entropy["tokens"] != 0:
-        mean = entropy["sum"] / entropy["tokens"]
-        human["entropy"] = {
-            "fingerprint": f"{entropy['fingerprint']:08x}",
-            "hit": entropy["tokens"] / tokens,
-            "mean": mean,
-            "perplexity": math.exp(mean),
-            "bits_per_token": mean / math.log(2),
-            "bits_per_character": entropy["sum"] / math.log(2) / total[COLUMN["entropy.characters"]],
-        }
-    if raw["reranking"]["max_candidates"] != 0:
-        human["reranking"] = {"accuracy": raw["reranking"]["correct"] / tokens,
-                              "base_accuracy": raw["reranking"]["base_correct"] / tokens,
-                              "max_candidates": raw["reranking"]["max_candidates"]}
+    sections = {
+        "prediction": raw["prediction"]["hit"] != 0,
+        "completion": raw["completion"]["tokens"] != 0,
+        "entropy": raw["entropy"]["tokens"] != 0,
+        "reranking": raw["reranking"]["max_candidates"] != 0,
+    }
+    for section, present in sections.items():
+        if present:
+            human[section] = {key.split(".", 1)[1]: value for key, value in rate.items()
+                              if key.startswith(section + ".")}
+    if sections["entropy"]:
+        human["entropy"]["fingerprint"] = f"{raw['entropy']['fingerprint']:08x}"
+    if sections["reranking"]:
+        human["reranking"]["max_candidates"] = raw["reranking"]["max_candidates"]
     return human
 
 
 def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
-
-
-def summaries(stats: LogStats, human: bool, by_user: bool) -> List[Dict[str, Any]]:
-    """The log's summary, then (with by_user) one per user, each with its `log` key."""
-    summarize = human_summary if human else raw_summary
-    selected = stats.rows[:, COLUMN["tokens"]] == 1
-    if not selected.any():
-        raise InputError(f"{stats.path}: every event is unselected; there is nothing to score")
-    results = [{"log": stats.path, **summarize(stats.rows.sum(axis=0), stats)}]
-    if by_user:
-        for user in dict.fromkeys(stats.users):
-            mask = np.array([event_user == user for event_user in stats.users])
-            if (mask & selected).any():
-                results.append({"log": stats.path, "user": user,
-                                **summarize(stats.rows[mask].sum(axis=0), stats, mask)})
-    return results
-
-
-def format_json(summaries: Sequence[Dict[str, Any]]) -> str:
-    """JSON Lines with sorted keys, as `lmc stats` writes them."""
-    return "".join(json.dumps(summary, sort_keys=True) + "\n" for summary in summaries)
-
-
-def format_text(summaries: Sequence[Dict[str, Any]]) -> str:
-    """One block per summary, one `key: value` line per flattened statistic."""
-    blocks = []
-    for summary in summaries:
-        title = summary["log"] + (f" (user {summary['user']})" if "user" in summary else "")
-        lines = [title]
-        for key, value in _flatten(summary):
-            if key not in ("log", "user"):
-                lines.append(f"  {key}: {value:.6g}" if isinstance(value, float)
-                             else f"  {key}: {value}")
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks) + "\n"
-
-
-def _flatten(tree: Dict[str, Any], prefix: str = "") -> Iterable[Tuple[str, Any]]:
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value

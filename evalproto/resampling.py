@@ -55,9 +55,12 @@ def estimate_ci(scores: np.ndarray) -> Tuple[float, float]:
     return float(ordered.mean()), float(0.5 * (ordered[upper] - ordered[lower]))
 
 
-def p_value(sample_statistics: np.ndarray, observed: float) -> float:
-    """The share of samples above the observed statistic, with add-one smoothing."""
-    return (int(np.sum(sample_statistics > observed)) + 1) / (len(sample_statistics) + 1)
+def p_value(sample_statistics: np.ndarray, observed: float, inclusive: bool = False) -> float:
+    """The share of samples above the observed statistic, with add-one smoothing.
+    sacrebleu counts samples strictly above it; `inclusive` counts ties too, the usual
+    Monte Carlo estimate, which gives identical systems p = 1 instead of 1/(N+1)."""
+    above = sample_statistics >= observed if inclusive else sample_statistics > observed
+    return (int(np.sum(above)) + 1) / (len(sample_statistics) + 1)
 
 
 @dataclass
@@ -68,7 +71,7 @@ class PairedResult:
 
 
 def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, score_many: ScoreMany,
-                     samples: int, seed: Optional[int]) -> PairedResult:
+                     samples: int, seed: Optional[int], inclusive: bool = False) -> PairedResult:
     """Paired bootstrap resampling (Koehn 2004), as sacrebleu's --paired-bs: both
     systems are scored on the same resamples; the p-value is that of the centred
     absolute score differences exceeding the observed difference."""
@@ -79,12 +82,12 @@ def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, score_many: Score
     differences = np.abs(np.concatenate(system_scores) - np.concatenate(baseline_scores))
     observed = abs(_score(score_many, baseline) - _score(score_many, system))
     mean, ci = estimate_ci(np.concatenate(system_scores))
-    return PairedResult(p_value(differences - differences.mean(), observed), mean, ci)
+    return PairedResult(p_value(differences - differences.mean(), observed, inclusive), mean, ci)
 
 
 def approximate_randomization(baseline: np.ndarray, system: np.ndarray,
-                              score_many: ScoreMany, trials: int,
-                              seed: Optional[int]) -> PairedResult:
+                              score_many: ScoreMany, trials: int, seed: Optional[int],
+                              inclusive: bool = False) -> PairedResult:
     """Paired approximate randomization (Riezler and Maxwell 2005), as sacrebleu's
     --paired-ar: each trial swaps each segment's rows between the systems with
     probability 1/2."""
@@ -98,7 +101,7 @@ def approximate_randomization(baseline: np.ndarray, system: np.ndarray,
         second = score_many(keep @ baseline + swapped @ system)
         differences.append(np.abs(first - second))
     observed = abs(_score(score_many, baseline) - _score(score_many, system))
-    return PairedResult(p_value(np.concatenate(differences), observed))
+    return PairedResult(p_value(np.concatenate(differences), observed, inclusive))
 
 
 def _score(score_many: ScoreMany, rows: np.ndarray) -> float:

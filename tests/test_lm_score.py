@@ -180,3 +180,94 @@ def test_the_model_fixture_is_a_real_model():
     scores = [float(value) for value in first.split("\t")[1::2]]
     assert len(scores) == 10 and scores == sorted(scores, reverse=True) and scores[0] < 0
     assert second.split("\t")[0] == "the" and len(second.split("\t")) == 2
+
+
+def test_confidence_intervals_resample_messages(logs):
+    (ours,) = lm_score(logs["wc"], "--confidence", "--confidence-n", "300")
+    intervals = ours["confidence"]
+    assert set(intervals) >= {"prediction.mrr", "prediction.hit1", "completion.tokens"}
+    assert "tokens_per_user" not in intervals  # a property of the text, not of the model
+    mrr = intervals["prediction.mrr"]
+    assert abs(mrr["mean"] - ours["prediction"]["mrr"]) < mrr["ci"] and 0 < mrr["ci"] < 0.2
+    (again,) = lm_score(logs["wc"], "--confidence", "--confidence-n", "300")
+    assert again["confidence"] == intervals  # seeded
+
+
+def compare(*args):
+    result = run_cli("lm-compare", *args, "-f", "json")
+    assert result.exit_code == 0, result.output
+    return {row["metric"]: row for row in json_rows(result.output)}
+
+
+def test_a_log_compared_with_itself_is_not_significant(logs):
+    for test in ("bs", "ar"):
+        rows = compare(logs["wc"], logs["wc"], "--test", test, "-n", "200")
+        assert rows and all(row["delta"] == 0 and row["p_value"] == 1.0 for row in rows.values())
+
+
+def test_a_better_model_is_significantly_different(lmc, logs, tmp_path):
+    train = tmp_path / "train.txt"  # trained on the test text itself: far better
+    train.write_text("\n".join(read_lines(str(DATA / "de-en.ref.B.en"))) + "\n")
+    text = "\n".join(read_lines(str(DATA / "de-en.ref.B.en"))[:12]) + "\n"
+    better = tmp_path / "better.jsonl"
+    better.write_text(subprocess.run([lmc, "run", f"{sys.executable} {MODEL} {train}", "wc"],
+                                     input=text, capture_output=True, text=True,
+                                     check=True).stdout)
+    rows = compare(logs["wc"], str(better), "-n", "500")
+    mrr = rows["prediction.mrr"]
+    assert mrr["delta"] > 0 and mrr["p_value"] < 0.05
+    (base,) = lm_score(logs["wc"])
+    assert mrr["baseline"] == pytest.approx(base["prediction"]["mrr"], rel=1e-12)
+
+
+def test_logs_of_different_data_are_refused(logs):
+    result = run_cli("lm-compare", logs["wc"], logs["ce"])
+    assert result.exit_code == 1
+    assert "are not logs of the same data: their fingerprints are" in result.output
+
+
+def test_entropy_of_different_token_sets_is_not_compared(logs, tmp_path):
+    events = [json.loads(line) for line in Path(logs["we"]).read_text().splitlines()]
+    scored = next(i for i, event in enumerate(events) if event["logp"] is not None)
+    events[scored]["logp"] = None  # one more out-of-vocabulary token
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(event) + "\n" for event in events))
+    rows = compare(logs["we"], str(other))
+    assert rows["entropy"]["comparable"] is False
+    assert not any(key.startswith("entropy.") for key in rows)
+
+
+SURPRISALS = ("sentence_id\ttoken_id\ttoken\tsurprisal\n"
+              "1\t1\tThe\t0.0\n1\t2\tcat\t4.5\n1\t3\tsat\t3.0\n"
+              "2\t1\tA\t0.0\n2\t2\tdog\t6.0\n")
+
+
+def test_lm_zoo_surprisals_give_bits_per_token_and_perplexity(tmp_path):
+    table = tmp_path / "surprisals.tsv"
+    table.write_text(SURPRISALS)
+    (every,) = lm_score(str(table))
+    assert (every["sentences"], every["tokens"]) == (2, 5)
+    assert every["bits_per_token"] == pytest.approx(13.5 / 5, rel=1e-12)
+    assert every["perplexity"] == pytest.approx(2 ** (13.5 / 5), rel=1e-12)
+    (skipping,) = lm_score(str(table), "--skip-first-token")
+    assert (skipping["sentences"], skipping["tokens"]) == (2, 3)
+    assert skipping["bits_per_token"] == pytest.approx(4.5, rel=1e-12)
+    by_sentence = lm_score(str(table), "--by", "sentence")
+    assert [row.get("sentence") for row in by_sentence] == [None, "1", "2"]
+    assert by_sentence[2]["bits_per_token"] == pytest.approx(3.0) and by_sentence[2]["tokens"] == 2
+
+
+def test_a_bad_surprisal_row_is_named(tmp_path):
+    table = tmp_path / "surprisals.tsv"
+    table.write_text(SURPRISALS + "3\t1\tx\tinf\n")
+    result = run_cli("lm-score", str(table))
+    assert result.exit_code == 1
+    assert f"{table}: line 7: surprisal 'inf' is not a non-negative finite number" in result.output
+
+
+def test_surprisal_tables_have_no_users(tmp_path):
+    table = tmp_path / "surprisals.tsv"
+    table.write_text(SURPRISALS)
+    result = run_cli("lm-score", str(table), "--by", "user")
+    assert result.exit_code == 1
+    assert "cannot break down by user; this kind of table has sentence" in result.output

@@ -1,0 +1,72 @@
+"""LM Zoo `get_surprisals` tables: one row per token, surprisal in bits (base 2).
+
+The table is tab-separated with the header `sentence_id token_id token surprisal`,
+which is how lm-score recognises it. Each token becomes a stats row of [bits, 1];
+sentences are runs of equal sentence ids. Some backends report each sentence's first
+token with surprisal 0 (it has no context), so it can be left out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List
+
+import numpy as np
+
+from evalproto.errors import InputError
+
+HEADER = ["sentence_id", "token_id", "token", "surprisal"]
+STAT_NAMES = ("bits", "tokens")
+
+
+def is_surprisal_table(data: bytes) -> bool:
+    first = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
+    return first.rstrip("\r").split("\t") == HEADER
+
+
+@dataclass
+class SurprisalTable:
+    path: str
+    sentence_ids: List[str]
+    rows: np.ndarray  # [bits, 1] per token
+
+
+def parse_surprisals(path: str, data: bytes, skip_first_token: bool = False) -> SurprisalTable:
+    lines = data.decode("utf-8").lstrip("\ufeff").split("\n")
+    sentence_ids, bits = [], []
+    previous = None
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\r").split("\t")
+        if len(fields) != len(HEADER):
+            raise InputError(f"{path}: line {number}: expected {len(HEADER)} tab-separated "
+                             f"fields ({' '.join(HEADER)}), got {len(fields)}")
+        sentence, _, _, surprisal = fields
+        try:
+            value = float(surprisal)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"{path}: line {number}: surprisal {surprisal!r} is not a "
+                             f"non-negative finite number of bits")
+        first_of_sentence = sentence != previous
+        previous = sentence
+        if skip_first_token and first_of_sentence:
+            continue
+        sentence_ids.append(sentence)
+        bits.append(value)
+    if not bits:
+        raise InputError(f"{path}: the surprisal table has no tokens to score")
+    rows = np.column_stack([np.array(bits, dtype=np.float64), np.ones(len(bits))])
+    return SurprisalTable(path, sentence_ids, rows)
+
+
+def surprisal_rates(total: np.ndarray) -> Dict[str, float]:
+    bits_per_token = total[0] / total[1] if total[1] else 0.0
+    return {"bits_per_token": float(bits_per_token), "perplexity": float(2 ** bits_per_token)}
+
+
+def surprisal_summary(total: np.ndarray, sentences: int) -> Dict[str, Any]:
+    return {"sentences": sentences, "tokens": int(total[1]), **surprisal_rates(total)}
