@@ -10,12 +10,12 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import click
 
-from evalproto import __version__, lmlogs, lmreport, registry
+from evalproto import __version__, datasets, lmlogs, lmreport, registry
 from evalproto.client import DEFAULT_TIMEOUT, EvaluatorProcess
 from evalproto.errors import EvalprotoError, InputError
 from evalproto.outputs import write_atomically
 from evalproto.readers import STDIN as STDIN_NAME
-from evalproto.readers import read_corpus, read_lines
+from evalproto.readers import Corpus, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
 from evalproto.scoring import Analysis, MetricTable, StatsSource, analyse, stats_tables
@@ -185,6 +185,18 @@ def split_files(files: Sequence[str], inputs: Sequence[str]) -> Tuple[List[str],
     return list(files[:-1]), [files[-1]]
 
 
+def read_any_corpus(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                    ref_field: str, hyp_field: str) -> Corpus:
+    if data_format == "text":
+        return read_corpus(ref_paths, hyp_paths)
+    if len(ref_paths) != 1:
+        raise click.UsageError(f"--data-format {data_format} takes one dataset file, then the "
+                               f"prediction files")
+    if data_format == "dynabench":
+        return datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
+    return datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
+
+
 def segment_ids(count: int, first: int = 1) -> List[str]:
     """Line numbers as segment ids."""
     return [str(first + i) for i in range(count)]
@@ -208,31 +220,43 @@ def main() -> None:
 @metric_options
 @click.option("-sl", "--sentence-level", is_flag=True,
               help="Print each segment's score instead of the corpus score.")
+@click.option("--data-format", type=click.Choice(datasets.FORMATS), default="text",
+              show_default=True,
+              help="text: one segment per line. dynabench: a JSON Lines dataset of "
+                   "{uid|id, answer, tags} and predictions {id, pred}. oasst: an "
+                   "Open-Assistant export (assistant messages are references) and "
+                   "predictions {id: message_id, pred}.")
+@click.option("--ref-field", default="answer", show_default=True,
+              help="dynabench: the field holding the reference(s).")
+@click.option("--hyp-field", default="pred", show_default=True,
+              help="dynabench, oasst: the field of a prediction row holding its text.")
 @analysis_options
 @click.pass_context
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: float,
-                 sentence_level: bool, output_format: str, width: int, output: str,
-                 **analysis_flags: Any) -> None:
+                 sentence_level: bool, data_format: str, ref_field: str, hyp_field: str,
+                 output_format: str, width: int, output: str, **analysis_flags: Any) -> None:
     """Score hypothesis files against reference files, one segment per line.
 
     Reference files come first, then the hypothesis file; '-' reads standard input
-    and files ending in .gz are decompressed.
+    and files ending in .gz are decompressed. JSON Lines datasets are joined with
+    their predictions on id, and their tags (or languages) are scored as groups.
     """
     ref_paths, hyp_paths = split_files(files, inputs)
     try:
-        corpus = read_corpus(ref_paths, hyp_paths)
+        corpus = read_any_corpus(data_format, ref_paths, hyp_paths, ref_field, hyp_field)
         analysis = make_analysis(len(hyp_paths), len(corpus.refs), **analysis_flags)
         if sentence_level and (analysis.bootstrap_n or analysis.paired or analysis.groups):
             raise click.UsageError("--sentence-level prints per-segment scores; it does not "
                                    "combine with confidence intervals, paired tests or groups")
+        if analysis.groups is None and corpus.tags and any(corpus.tags):
+            analysis.groups = corpus.tags
         with ExitStack() as stack:
             sources = [(spec.spec, spec.open(stack, timeout or None))
                        for spec in metric_specs(ctx, metrics, evaluators)]
             tables = stats_tables(sources, corpus.refs, corpus.systems)
             if sentence_level:
-                text = format_segments(tables, segment_ids(len(corpus.refs)), output_format,
-                                       width)
+                text = format_segments(tables, corpus.ids, output_format, width)
             else:
                 text = format_results(analyse(tables, corpus.nrefs, analysis), output_format,
                                       width)

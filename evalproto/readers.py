@@ -12,7 +12,7 @@ import gzip
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from evalproto.errors import InputError
 from evalproto.evaluator import Item
@@ -58,15 +58,19 @@ def read_lines(path: str) -> List[str]:
 
 @dataclass
 class Corpus:
-    """References per segment and the hypotheses of one or more systems."""
+    """References per segment, the hypotheses of one or more systems, segment ids, and
+    each segment's tags when the data has them."""
 
-    ref_paths: Sequence[str]
     refs: List[List[str]]
     systems: Dict[str, List[str]]
+    ids: List[str]
+    tags: Optional[List[List[str]]] = None
 
     @property
-    def nrefs(self) -> int:
-        return len(self.ref_paths)
+    def nrefs(self) -> int | str:
+        """References per segment, or "var" when it varies, as sacrebleu writes it."""
+        counts = {len(segment) for segment in self.refs}
+        return counts.pop() if len(counts) == 1 else "var"
 
     def items(self, system: str) -> List[Item]:
         return list(zip(self.refs, self.systems[system]))
@@ -92,4 +96,5 @@ def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> Corpus:
                 f"{first} has {len(columns[first])} lines but {path} has "
                 f"{len(columns[path])} lines; every file needs one line per segment")
     refs = [list(segment) for segment in zip(*(columns[path] for path in ref_paths))]
-    return Corpus(ref_paths, refs, {path: columns[path] for path in hyp_paths})
+    return Corpus(refs, {path: columns[path] for path in hyp_paths},
+                  [str(line) for line in range(1, len(refs) + 1)])

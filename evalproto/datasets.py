@@ -1,0 +1,140 @@
+"""JSON Lines datasets as corpora: Dynabench-style examples and Open-Assistant exports.
+
+References come from the dataset, predictions from files of `{"id": ..., "pred": ...}`
+rows, and the two are joined on id. A missing, duplicate or unknown id is an error that
+names it: a prediction file that does not cover the dataset exactly would otherwise
+give a score for a different test set.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
+
+from evalproto.errors import InputError
+from evalproto.readers import Corpus, read_bytes
+
+FORMATS = ("text", "dynabench", "oasst")
+
+
+def read_jsonl(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line number, object) for every non-empty line; gzip is recognised by content."""
+    data = read_bytes(path)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: line {number}: expected a JSON object")
+        yield number, row
+
+
+def _texts(value: Any, path: str, number: int, field: str) -> List[str]:
+    """A string or a list of strings, as a list."""
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise InputError(f"{path}: line {number}: {field!r} must be a string or a non-empty "
+                         f"list of strings")
+    return texts
+
+
+def _one_line(texts: List[str]) -> List[str]:
+    """Segments go over the protocol one per line, so line breaks become spaces."""
+    return [" ".join(text.split("\n")).rstrip() for text in texts]
+
+
+def read_predictions(path: str, ids: Sequence[str], field: str) -> List[str]:
+    """The prediction for every id, in the dataset's order."""
+    predictions: Dict[str, str] = {}
+    for number, row in read_jsonl(path):
+        if "id" not in row:
+            raise InputError(f"{path}: line {number}: a prediction needs an 'id'")
+        key = str(row["id"])
+        if key in predictions:
+            raise InputError(f"{path}: line {number}: duplicate prediction for id {key!r}")
+        if not isinstance(row.get(field), str):
+            raise InputError(f"{path}: line {number}: expected a string in {field!r}")
+        predictions[key] = row[field]
+    known = set(ids)
+    extra = [key for key in predictions if key not in known]
+    if extra:
+        raise InputError(f"{path}: prediction for id {extra[0]!r}, which is not in the dataset"
+                         f"{f' (and {len(extra) - 1} more)' if len(extra) > 1 else ''}")
+    missing = [key for key in ids if key not in predictions]
+    if missing:
+        raise InputError(f"{path}: no prediction for id {missing[0]!r}"
+                         f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}")
+    return _one_line([predictions[key] for key in ids])
+
+
+def _corpus(ref_path: str, examples: List[Tuple[str, List[str], List[str]]],
+            hyp_paths: Sequence[str], hyp_field: str) -> Corpus:
+    if not examples:
+        raise InputError(f"{ref_path}: the dataset has no examples")
+    ids = [key for key, _, _ in examples]
+    return Corpus(refs=[_one_line(refs) for _, refs, _ in examples],
+                  systems={path: read_predictions(path, ids, hyp_field) for path in hyp_paths},
+                  ids=ids, tags=[tags for _, _, tags in examples])
+
+
+def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "answer",
+                   hyp_field: str = "pred") -> Corpus:
+    """Rows {"uid" or "id", ref_field: str or [str], "tags": [str]}; tags become groups."""
+    examples, seen = [], set()
+    for number, row in read_jsonl(ref_path):
+        key = row.get("uid", row.get("id"))
+        if key is None:
+            raise InputError(f"{ref_path}: line {number}: an example needs a 'uid' or an 'id'")
+        key = str(key)
+        if key in seen:
+            raise InputError(f"{ref_path}: line {number}: duplicate example id {key!r}")
+        seen.add(key)
+        if ref_field not in row:
+            raise InputError(f"{ref_path}: line {number}: no {ref_field!r} field (see --ref-field)")
+        tags = row.get("tags", [])
+        if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            raise InputError(f"{ref_path}: line {number}: 'tags' must be a list of strings")
+        examples.append((key, _texts(row[ref_field], ref_path, number, ref_field), tags))
+    return _corpus(ref_path, examples, hyp_paths, hyp_field)
+
+
+def _messages(row: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+    """Every message of an export row: a message, a {"thread": [...]}, or a tree."""
+    if "thread" in row:
+        yield from row["thread"]
+    elif "prompt" in row:  # a message tree: {"message_tree_id", "prompt": {..., "replies"}}
+        pending = [row["prompt"]]
+        while pending:
+            message = pending.pop(0)
+            yield message
+            pending.extend(message.get("replies", []))
+    else:
+        yield row
+
+
+def read_oasst(ref_path: str, hyp_paths: Sequence[str], hyp_field: str = "pred") -> Corpus:
+    """Every assistant message of an Open-Assistant export (message, thread or tree
+    JSON Lines), keyed by message_id, its text the reference; groups by language."""
+    examples, seen = [], set()
+    for number, row in read_jsonl(ref_path):
+        for message in _messages(row):
+            if message.get("role") != "assistant":
+                continue
+            key, text = message.get("message_id"), message.get("text")
+            if not isinstance(key, str) or not isinstance(text, str):
+                raise InputError(f"{ref_path}: line {number}: an assistant message needs a "
+                                 f"string 'message_id' and 'text'")
+            if key in seen:
+                raise InputError(f"{ref_path}: line {number}: duplicate message_id {key!r}")
+            seen.add(key)
+            examples.append((key, [text], [message["lang"]] if message.get("lang") else []))
+    return _corpus(ref_path, examples, hyp_paths, hyp_field)
