@@ -52,3 +52,22 @@ def make_corpus(directory: Path, segments: int, references: int = 2, seed: int =
     hyp_path = directory / "hyp"
     hyp_path.write_text("\n".join(" ".join(_edit(rng, words, 0.35)) for words in sources) + "\n")
     return ref_paths, str(hyp_path)
+
+
+def make_nbest(directory: Path, references: int = 300, per_reference: int = 60, seed: int = 2
+               ) -> tuple[str, str]:
+    """A tuning load: each reference repeated once per hypothesis of its n-best list.
+    Writes ref and hyp, aligned line by line; returns their paths."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    lengths = np.clip(rng.lognormal(np.log(22), 0.5, size=references).astype(int), 1, 150)
+    refs, hyps = [], []
+    for length in lengths:
+        words = _words(rng, int(length))
+        reference = " ".join(words)
+        for _ in range(per_reference):
+            refs.append(reference)
+            hyps.append(" ".join(_edit(rng, words, 0.3)))
+    (directory / "ref").write_text("\n".join(refs) + "\n")
+    (directory / "hyp").write_text("\n".join(hyps) + "\n")
+    return str(directory / "ref"), str(directory / "hyp")

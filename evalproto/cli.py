@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
 from evalproto import __version__, datasets, lmlogs, lmreport, registry
-from evalproto.client import DEFAULT_TIMEOUT, EvaluatorProcess
+from evalproto.client import DEFAULT_TIMEOUT
 from evalproto.errors import EvalprotoError, InputError
 from evalproto.outputs import write_atomically
 from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
-from evalproto.scoring import Analysis, MetricTable, StatsSource, analyse, stats_tables
+from evalproto.scoring import Analysis, MetricTable, analyse, stats_tables
+from evalproto.sources import MetricSpec
 from evalproto.statsfile import merge_stats, read_stats, write_stats
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -51,20 +51,6 @@ class _OrderedMetricsCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric as the user named it: a built-in spec (-m) or a command (-e)."""
-
-    kind: str  # "metric" or "evaluator"
-    spec: str
-
-    def open(self, stack: ExitStack, timeout: Optional[float]) -> StatsSource:
-        """Build it; a process is closed (and checked) when `stack` closes."""
-        if self.kind == "metric":
-            return stack.enter_context(registry.from_spec(self.spec))
-        return stack.enter_context(EvaluatorProcess(self.spec, timeout=timeout))
-
-
 def metric_specs(ctx: click.Context, metrics: Sequence[str],
                  evaluators: Sequence[str]) -> List[MetricSpec]:
     """The -m and -e metrics in command-line order; `bleu` if none was named."""
@@ -91,6 +77,11 @@ def metric_options(command: Callable) -> Callable:
         timeout_option,
     ], command)
 
+
+scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS",
+    help="Compute on a Dask cluster: a scheduler address such as tcp://host:8786, or "
+         "local[:N] for N local worker processes (default 2). Needs evalproto[dask].")
 
 timeout_option = click.option(
     "--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True,
@@ -175,6 +166,31 @@ def write_output(path: str, text: str) -> None:
         write_atomically(path, text)
 
 
+def distributed_corpus_score(scheduler: str, specs: Sequence[MetricSpec],
+                             ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                             timeout: float, sentence_level: bool, output_format: str,
+                             width: int, output: str, analysis_flags: Dict[str, Any]) -> None:
+    """corpus-score with the statistics computed on a Dask cluster."""
+    from evalproto import distributed
+
+    try:
+        with distributed.connect(scheduler) as client:
+            segments, tables = distributed.distributed_tables(client, specs, ref_paths,
+                                                              hyp_paths, timeout or None)
+            analysis = make_analysis(len(hyp_paths), segments, **analysis_flags)
+            if sentence_level and (analysis.bootstrap_n or analysis.paired or analysis.groups):
+                raise click.UsageError("--sentence-level does not combine with confidence "
+                                       "intervals, paired tests or groups")
+            if sentence_level:
+                text = format_segments(tables, segment_ids(segments), output_format, width)
+            else:
+                text = format_results(analyse(tables, len(ref_paths), analysis), output_format,
+                                      width)
+        write_output(output, text)
+    except EvalprotoError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 def split_files(files: Sequence[str], inputs: Sequence[str]) -> Tuple[List[str], List[str]]:
     """Reference and hypothesis paths: REF... HYP, or REF... with -i HYP."""
     if inputs:
@@ -230,12 +246,14 @@ def main() -> None:
               help="dynabench: the field holding the reference(s).")
 @click.option("--hyp-field", default="pred", show_default=True,
               help="dynabench, oasst: the field of a prediction row holding its text.")
+@scheduler_option
 @analysis_options
 @click.pass_context
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: float,
                  sentence_level: bool, data_format: str, ref_field: str, hyp_field: str,
-                 output_format: str, width: int, output: str, **analysis_flags: Any) -> None:
+                 scheduler: Optional[str], output_format: str, width: int, output: str,
+                 **analysis_flags: Any) -> None:
     """Score hypothesis files against reference files, one segment per line.
 
     Reference files come first, then the hypothesis file; '-' reads standard input
@@ -243,6 +261,14 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
     their predictions on id, and their tags (or languages) are scored as groups.
     """
     ref_paths, hyp_paths = split_files(files, inputs)
+    specs = metric_specs(ctx, metrics, evaluators)
+    if scheduler:
+        if data_format != "text":
+            raise click.UsageError("--scheduler partitions plain text files by lines; "
+                                   f"--data-format {data_format} runs locally")
+        return distributed_corpus_score(scheduler, specs, ref_paths, hyp_paths, timeout,
+                                        sentence_level, output_format, width, output,
+                                        analysis_flags)
     try:
         corpus = read_any_corpus(data_format, ref_paths, hyp_paths, ref_field, hyp_field)
         analysis = make_analysis(len(hyp_paths), len(corpus.refs), **analysis_flags)
@@ -252,8 +278,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
         if analysis.groups is None and corpus.tags and any(corpus.tags):
             analysis.groups = corpus.tags
         with ExitStack() as stack:
-            sources = [(spec.spec, spec.open(stack, timeout or None))
-                       for spec in metric_specs(ctx, metrics, evaluators)]
+            sources = [(spec.spec, spec.open(stack, timeout or None)) for spec in specs]
             tables = stats_tables(sources, corpus.refs, corpus.systems)
             if sentence_level:
                 text = format_segments(tables, corpus.ids, output_format, width)
@@ -274,26 +299,34 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
                                "every shard of one system the same name.")
 @click.option("--first-id", type=click.IntRange(min=0), default=1, show_default=True,
               help="The id of the first segment (a shard's line offset + 1).")
+@scheduler_option
 @click.pass_context
 def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
           evaluators: Tuple[str, ...], timeout: float, output: str, system: Optional[str],
-          first_id: int) -> None:
+          first_id: int, scheduler: Optional[str]) -> None:
     """Write one metric's per-segment statistics of one system, for `evalproto reduce`."""
     ref_paths, (hyp_path,) = split_files(files, ())
     (spec, *others) = metric_specs(ctx, metrics, evaluators)
     if others:
         raise click.UsageError("a stats file holds one metric: give one -m or one -e")
     try:
-        corpus = read_corpus(ref_paths, [hyp_path])
         with ExitStack() as stack:
-            source = spec.open(stack, timeout or None)
-            (table,) = stats_tables([(spec.spec, source)], corpus.refs, corpus.systems)
-        header = {"metric": spec.spec, "kind": spec.kind, "signature": source.signature(),
-                  "stat_names": list(table.stat_names),
-                  "higher_is_better": source.higher_is_better, "nrefs": corpus.nrefs,
-                  "system": system or hyp_path}
-        write_stats(output, header, segment_ids(len(corpus.refs), first_id),
-                    table.rows[hyp_path])
+            if scheduler:
+                from evalproto import distributed
+                client = stack.enter_context(distributed.connect(scheduler))
+                segments, (table,) = distributed.distributed_tables(
+                    client, [spec], ref_paths, [hyp_path], timeout or None)
+            else:
+                corpus = read_corpus(ref_paths, [hyp_path])
+                segments = len(corpus.refs)
+                source = spec.open(stack, timeout or None)
+                (table,) = stats_tables([(spec.spec, source)], corpus.refs, corpus.systems)
+            header = {"metric": spec.spec, "kind": spec.kind,
+                      "signature": table.source.signature(),
+                      "stat_names": list(table.stat_names),
+                      "higher_is_better": table.source.higher_is_better,
+                      "nrefs": len(ref_paths), "system": system or hyp_path}
+        write_stats(output, header, segment_ids(segments, first_id), table.rows[hyp_path])
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -389,9 +422,11 @@ def info(spec: str) -> None:
               help="Seed of the resampling; 'none' for an unseeded run.")
 @click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
               help="Where to write the results; the file is replaced only when complete.")
+@scheduler_option
 def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
              rerank_params: Optional[str], by: Optional[str], skip_first_token: bool,
-             confidence: bool, confidence_n: int, seed: str, output: str) -> None:
+             confidence: bool, confidence_n: int, seed: str, output: str,
+             scheduler: Optional[str]) -> None:
     """Statistics of LM Challenge logs (wc, we, ce, wr) as `lmc stats` computes them, and
     of LM Zoo `get_surprisals` tables (recognised by their header).
 
@@ -402,10 +437,17 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
     try:
         if logs.count(STDIN_NAME) > 1:
             raise InputError("standard input ('-') can be read only once")
-        results = []
-        for path in logs:
-            table = lmreport.load_table(path, reranker, raw, skip_first_token)
-            results += lmreport.summaries(table, by, resamples, parsed_seed)
+        options = (reranker, raw, skip_first_token, by, resamples, parsed_seed)
+        if scheduler:
+            if STDIN_NAME in logs:
+                raise click.UsageError("with --scheduler, workers read the logs: '-' cannot be one")
+            from evalproto import distributed
+            with distributed.connect(scheduler) as client:
+                results = distributed.distributed_lm_summaries(client, logs, *options)
+        else:
+            results = [summary for path in logs
+                       for summary in lmreport.summaries(
+                           lmreport.load_table(path, *options[:3]), *options[3:])]
         write_output(output, lmreport.format_json(results) if output_format == "json"
                      else lmreport.format_text(results))
     except EvalprotoError as exc:

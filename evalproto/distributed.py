@@ -1,0 +1,178 @@
+"""Scoring on a Dask cluster with the same evaluators and the same numbers.
+
+Workers read their own line ranges of the input files (which must be reachable from
+them: a shared filesystem or URLs they can open) and send back only stats rows; the
+client joins the rows in order and runs the same reductions as a local run. Scores
+are computed on a worker too, so an external evaluator (-e) is started on workers
+only, once per worker process, and reused by every task that worker runs.
+
+Dask is optional: `pip install 'evalproto[dask]'`.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalproto import lmreport
+from evalproto.errors import EvalprotoError, SetupError
+from evalproto.evaluator import Item
+from evalproto.lmlogs import Reranker
+from evalproto.readers import read_corpus, read_lines
+from evalproto.scoring import MetricTable, StatsSource, stats_tables
+from evalproto.sources import MetricSpec
+
+PARTITIONS_PER_WORKER = 4
+CONNECT_TIMEOUT = 10
+
+# -- on the workers -------------------------------------------------------------------
+
+_SOURCES: Dict[Tuple[MetricSpec, Optional[float]], StatsSource] = {}
+
+
+def _source(spec: MetricSpec, timeout: Optional[float]) -> StatsSource:
+    """This worker's evaluator for a spec, started on first use and then reused."""
+    key = (spec, timeout)
+    if key not in _SOURCES:
+        _SOURCES[key] = spec.build(timeout)
+    return _SOURCES[key]
+
+
+def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
+    """Run `work(source)`; a source that failed is dropped, so it is not reused broken."""
+    try:
+        return work(_source(spec, timeout))
+    except EvalprotoError:
+        broken = _SOURCES.pop((spec, timeout), None)
+        if hasattr(broken, "terminate"):
+            broken.terminate()
+        raise
+
+
+def count_segments(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> int:
+    """Read and check the files as a local run would; return the number of segments."""
+    return len(read_corpus(ref_paths, hyp_paths).refs)
+
+
+def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequence[str],
+                   hyp_paths: Sequence[str], start: int, stop: int) -> Dict[str, np.ndarray]:
+    """Every system's rows for segments [start, stop), read by this worker."""
+    refs = [list(segment) for segment in zip(*(read_lines(p)[start:stop] for p in ref_paths))]
+    systems = {path: read_lines(path)[start:stop] for path in hyp_paths}
+    return _using(spec, timeout,
+                  lambda source: stats_tables([(spec.spec, source)], refs, systems)[0].rows)
+
+
+def describe(spec: MetricSpec, timeout: Optional[float]) -> Dict[str, Any]:
+    return _using(spec, timeout, lambda source: {
+        "stat_names": tuple(source.stat_names or ()),
+        "higher_is_better": source.higher_is_better, "signature": source.signature()})
+
+
+def score_vectors(spec: MetricSpec, timeout: Optional[float], vectors: np.ndarray) -> np.ndarray:
+    return _using(spec, timeout, lambda source: source.score_many(vectors))
+
+
+def item_rows(items: List[Item], spec: MetricSpec, timeout: Optional[float]) -> List[np.ndarray]:
+    """A bag partition's rows, as a one-element list (a bag partition is a list)."""
+    return [_using(spec, timeout, lambda source: source.stats_many(list(items)))]
+
+
+def lm_summaries(path: str, reranker: Optional[Reranker], raw: bool, skip_first_token: bool,
+                 by: Optional[str], confidence_n: int, seed: Optional[int]) -> List[Dict[str, Any]]:
+    table = lmreport.load_table(path, reranker, raw, skip_first_token)
+    return lmreport.summaries(table, by, confidence_n, seed)
+
+
+# -- on the client --------------------------------------------------------------------
+
+@contextmanager
+def connect(scheduler: str) -> Iterator[Any]:
+    """A Dask client for a scheduler address, or for `local[:N]`: a cluster of N local
+    worker processes (default 2) that is shut down afterwards."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise SetupError("--scheduler needs Dask: pip install 'evalproto[dask]'") from None
+    if scheduler == "local" or scheduler.startswith("local:"):
+        count = scheduler.partition(":")[2] or "2"
+        if not count.isdigit() or int(count) < 1:
+            raise SetupError(f"--scheduler local:N needs a number of workers, got {scheduler!r}")
+        with LocalCluster(n_workers=int(count), threads_per_worker=1, processes=True,
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except OSError as exc:
+        raise SetupError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+    with client:
+        yield client
+
+
+class RemoteSource:
+    """A metric whose evaluator lives on the workers; the client only sends vectors."""
+
+    def __init__(self, client: Any, spec: MetricSpec, timeout: Optional[float]) -> None:
+        self._client, self._spec, self._timeout = client, spec, timeout
+        info = client.submit(describe, spec, timeout, pure=False).result()
+        self.stat_names: Tuple[str, ...] = info["stat_names"]
+        self.higher_is_better: bool = info["higher_is_better"]
+        self._signature: str = info["signature"]
+
+    def signature(self) -> str:
+        return self._signature
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        return self._client.submit(score_vectors, self._spec, self._timeout, vectors,
+                                   pure=False).result()
+
+    def stats_many(self, items: Sequence[Item]) -> np.ndarray:
+        raise NotImplementedError("rows come from the workers' partitions")
+
+
+def line_ranges(segments: int, workers: int) -> List[Tuple[int, int]]:
+    size = max(1, math.ceil(segments / max(1, workers * PARTITIONS_PER_WORKER)))
+    return [(start, min(start + size, segments)) for start in range(0, segments, size)]
+
+
+def distributed_tables(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequence[str],
+                       hyp_paths: Sequence[str], timeout: Optional[float]
+                       ) -> Tuple[int, List[MetricTable]]:
+    """(segments, tables) as `stats_tables` would give them, computed by the workers."""
+    segments = client.submit(count_segments, ref_paths, hyp_paths, pure=False).result()
+    ranges = line_ranges(segments, len(client.scheduler_info()["workers"]))
+    tables = []
+    for spec in specs:
+        futures = [client.submit(partition_rows, spec, timeout, ref_paths, hyp_paths, start,
+                                 stop, pure=False) for start, stop in ranges]
+        parts = client.gather(futures)
+        rows = {path: np.concatenate([part[path] for part in parts]) for path in hyp_paths}
+        tables.append(MetricTable(spec.spec, RemoteSource(client, spec, timeout), rows))
+    return segments, tables
+
+
+def distributed_lm_summaries(client: Any, logs: Sequence[str], *options: Any
+                             ) -> List[Dict[str, Any]]:
+    futures = [client.submit(lm_summaries, path, *options, pure=False) for path in logs]
+    return [summary for summaries in client.gather(futures) for summary in summaries]
+
+
+def bag_stats(bag: Any, spec: str, kind: str = "metric",
+              timeout: Optional[float] = None) -> np.ndarray:
+    """The stats rows of a Dask bag of (refs, hyp) items, in the bag's order."""
+    metric = MetricSpec(kind, spec)
+    parts = bag.map_partitions(item_rows, metric, timeout).compute()
+    return np.concatenate(parts)
+
+
+def bag_score(bag: Any, spec: str, kind: str = "metric", timeout: Optional[float] = None) -> float:
+    """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
+    from dask.distributed import get_client
+
+    total = bag_stats(bag, spec, kind, timeout).sum(axis=0)
+    return float(RemoteSource(get_client(), MetricSpec(kind, spec), timeout)
+                 .score_many(total[None, :])[0])

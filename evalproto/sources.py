@@ -1,0 +1,28 @@
+"""Metrics as the user names them: a built-in spec run in process, or a command."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Optional
+
+from evalproto import registry
+from evalproto.client import EvaluatorProcess
+from evalproto.scoring import StatsSource
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A built-in evaluator spec (`-m "bleu -tok intl"`) or an evaluator command (`-e`)."""
+
+    kind: str  # "metric" or "evaluator"
+    spec: str
+
+    def build(self, timeout: Optional[float]) -> StatsSource:
+        if self.kind == "metric":
+            return registry.from_spec(self.spec)
+        return EvaluatorProcess(self.spec, timeout=timeout)
+
+    def open(self, stack: ExitStack, timeout: Optional[float]) -> StatsSource:
+        """Build it; a process is closed (and checked) when `stack` closes."""
+        return stack.enter_context(self.build(timeout))
