@@ -8,34 +8,16 @@ give a score for a different test set.
 
 from __future__ import annotations
 
-import gzip
-import json
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 from evalproto.errors import InputError
-from evalproto.readers import Corpus, read_bytes
+from evalproto.readers import Corpus, parse_jsonl, read_bytes
 
 FORMATS = ("text", "dynabench", "oasst")
 
 
 def read_jsonl(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """(line number, object) for every non-empty line; gzip is recognised by content."""
-    data = read_bytes(path)
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}: truncated or corrupt gzip data ({exc})") from None
-    for number, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{path}: line {number}: expected a JSON object")
-        yield number, row
+    return parse_jsonl(path, read_bytes(path))
 
 
 def _texts(value: Any, path: str, number: int, field: str) -> List[str]:

@@ -15,18 +15,16 @@ the same float32 matrices, so the fit (and so every event's hit) is lmc's.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalproto.errors import InputError
-from evalproto.readers import read_bytes
+from evalproto.readers import parse_jsonl
 
 HIT_RANKS = (1, 3, 10, 20)
 COMPLETION_MAX_RANK = 2
@@ -57,28 +55,11 @@ def event_hash(*values: Any) -> int:
     return combined & _MASK32
 
 
-def read_log_bytes(path: str) -> bytes:
-    """A log's bytes (gzipped or not, '-' for stdin), decompressed."""
-    data = read_bytes(path)
-    if data[:2] == b"\x1f\x8b":  # gzip without a .gz name, e.g. on stdin
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}: truncated or corrupt gzip data ({exc})") from None
-    return data
-
-
 def parse_log(path: str, data: bytes) -> List[Dict[str, Any]]:
     """The events of a JSON Lines log."""
     events = []
-    for number, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
-        if not isinstance(event, dict) or not isinstance(event.get("target"), str):
+    for number, event in parse_jsonl(path, data):
+        if not isinstance(event.get("target"), str):
             raise InputError(f"{path}: line {number}: expected an LM Challenge event, a JSON "
                              f"object with a string 'target'")
         events.append(event)

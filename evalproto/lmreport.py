@@ -15,6 +15,7 @@ import numpy as np
 
 from evalproto import lmlogs, surprisals
 from evalproto.errors import InputError
+from evalproto.readers import read_bytes
 from evalproto.resampling import (
     approximate_randomization,
     bootstrap_counts,
@@ -41,7 +42,7 @@ class LMTable:
 def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool = False,
                skip_first_token: bool = False) -> LMTable:
     """An LM Challenge log or an LM Zoo surprisal table, told apart by the header."""
-    data = lmlogs.read_log_bytes(path)
+    data = read_bytes(path)
     if surprisals.is_surprisal_table(data):
         table = surprisals.parse_surprisals(path, data, skip_first_token)
         sentences = table.sentence_ids

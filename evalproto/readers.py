@@ -9,10 +9,11 @@ one, the line.
 from __future__ import annotations
 
 import gzip
+import json
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from evalproto.errors import InputError
 from evalproto.evaluator import Item
@@ -20,16 +21,22 @@ from evalproto.evaluator import Item
 STDIN = "-"
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_bytes(path: str) -> bytes:
-    """The whole content of a file, of stdin for "-", decompressed for ".gz"."""
+    """The whole content of a file, or of stdin for "-", decompressed when it is gzip
+    (by its name or, e.g. on stdin, by its first bytes, which UTF-8 text cannot have)."""
     try:
         if path == STDIN:
-            return sys.stdin.buffer.read()
-        if path.endswith(".gz"):
+            data = sys.stdin.buffer.read()
+        elif path.endswith(".gz"):
             with gzip.open(path, "rb") as stream:
                 return stream.read()
-        with open(path, "rb") as stream:
-            return stream.read()
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+        return gzip.decompress(data) if data[:2] == GZIP_MAGIC else data
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -54,6 +61,20 @@ def read_lines(path: str) -> List[str]:
     if lines[-1] == "":
         lines.pop()
     return [line.rstrip() for line in lines]
+
+
+def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line number, object) for every non-empty line of JSON Lines."""
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: line {number}: expected a JSON object")
+        yield number, row
 
 
 @dataclass

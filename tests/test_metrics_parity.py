@@ -15,7 +15,7 @@ from sacrebleu.metrics import TER as SacreTER
 from sklearn.metrics import f1_score
 
 from conftest import (
-    DATA, DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, json_rows,
+    DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, json_rows,
     read_lines, run_cli, script,
 )
 
