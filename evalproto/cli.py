@@ -446,8 +446,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
                 results = distributed.distributed_lm_summaries(client, logs, *options)
         else:
             results = [summary for path in logs
-                       for summary in lmreport.summaries(
-                           lmreport.load_table(path, *options[:3]), *options[3:])]
+                       for summary in lmreport.log_summaries(path, *options)]
         write_output(output, lmreport.format_json(results) if output_format == "json"
                      else lmreport.format_text(results))
     except EvalprotoError as exc:

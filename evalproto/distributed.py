@@ -20,7 +20,6 @@ import numpy as np
 from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
 from evalproto.evaluator import Item
-from evalproto.lmlogs import Reranker
 from evalproto.readers import read_corpus, read_lines
 from evalproto.scoring import MetricTable, StatsSource, stats_tables
 from evalproto.sources import MetricSpec
@@ -79,12 +78,6 @@ def score_vectors(spec: MetricSpec, timeout: Optional[float], vectors: np.ndarra
 def item_rows(items: List[Item], spec: MetricSpec, timeout: Optional[float]) -> List[np.ndarray]:
     """A bag partition's rows, as a one-element list (a bag partition is a list)."""
     return [_using(spec, timeout, lambda source: source.stats_many(list(items)))]
-
-
-def lm_summaries(path: str, reranker: Optional[Reranker], raw: bool, skip_first_token: bool,
-                 by: Optional[str], confidence_n: int, seed: Optional[int]) -> List[Dict[str, Any]]:
-    table = lmreport.load_table(path, reranker, raw, skip_first_token)
-    return lmreport.summaries(table, by, confidence_n, seed)
 
 
 # -- on the client --------------------------------------------------------------------
@@ -157,7 +150,8 @@ def distributed_tables(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequ
 
 def distributed_lm_summaries(client: Any, logs: Sequence[str], *options: Any
                              ) -> List[Dict[str, Any]]:
-    futures = [client.submit(lm_summaries, path, *options, pure=False) for path in logs]
+    futures = [client.submit(lmreport.log_summaries, path, *options, pure=False)
+               for path in logs]
     return [summary for summaries in client.gather(futures) for summary in summaries]
 
 

@@ -101,6 +101,13 @@ DATA_RATES = frozenset({"messages_per_user", "tokens_per_user", "characters_per_
 """Rates that describe the text rather than the model: no intervals or tests for them."""
 
 
+def log_summaries(path: str, reranker: Optional[lmlogs.Reranker], raw: bool,
+                  skip_first_token: bool, by: Optional[str], confidence_n: int,
+                  seed: Optional[int]) -> List[Dict[str, Any]]:
+    """Everything lm-score reports for one log or surprisal table."""
+    return summaries(load_table(path, reranker, raw, skip_first_token), by, confidence_n, seed)
+
+
 def reported_rates(summary: Dict[str, Any], table: LMTable) -> List[str]:
     """The flattened keys of the model's rates that a summary shows."""
     known = table.rates(table.rows.sum(axis=0))
