@@ -166,6 +166,21 @@ def write_output(path: str, text: str) -> None:
         write_atomically(path, text)
 
 
+def check_sentence_level(sentence_level: bool, analysis: Analysis) -> None:
+    if sentence_level and (analysis.bootstrap_n or analysis.paired or analysis.groups):
+        raise click.UsageError("--sentence-level prints per-segment scores; it does not "
+                               "combine with confidence intervals, paired tests or groups")
+
+
+def render_scores(tables: Sequence[MetricTable], ids: Sequence[str], nrefs: int | str,
+                  analysis: Analysis, sentence_level: bool, output_format: str,
+                  width: int) -> str:
+    """Each segment's scores (-sl), or the corpus report with what the analysis asks."""
+    if sentence_level:
+        return format_segments(tables, ids, output_format, width)
+    return format_results(analyse(tables, nrefs, analysis), output_format, width)
+
+
 def distributed_corpus_score(scheduler: str, specs: Sequence[MetricSpec],
                              ref_paths: Sequence[str], hyp_paths: Sequence[str],
                              timeout: float, sentence_level: bool, output_format: str,
@@ -178,14 +193,9 @@ def distributed_corpus_score(scheduler: str, specs: Sequence[MetricSpec],
             segments, tables = distributed.distributed_tables(client, specs, ref_paths,
                                                               hyp_paths, timeout or None)
             analysis = make_analysis(len(hyp_paths), segments, **analysis_flags)
-            if sentence_level and (analysis.bootstrap_n or analysis.paired or analysis.groups):
-                raise click.UsageError("--sentence-level does not combine with confidence "
-                                       "intervals, paired tests or groups")
-            if sentence_level:
-                text = format_segments(tables, segment_ids(segments), output_format, width)
-            else:
-                text = format_results(analyse(tables, len(ref_paths), analysis), output_format,
-                                      width)
+            check_sentence_level(sentence_level, analysis)
+            text = render_scores(tables, segment_ids(segments), len(ref_paths), analysis,
+                                 sentence_level, output_format, width)
         write_output(output, text)
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
@@ -272,19 +282,14 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
     try:
         corpus = read_any_corpus(data_format, ref_paths, hyp_paths, ref_field, hyp_field)
         analysis = make_analysis(len(hyp_paths), len(corpus.refs), **analysis_flags)
-        if sentence_level and (analysis.bootstrap_n or analysis.paired or analysis.groups):
-            raise click.UsageError("--sentence-level prints per-segment scores; it does not "
-                                   "combine with confidence intervals, paired tests or groups")
+        check_sentence_level(sentence_level, analysis)
         if analysis.groups is None and corpus.tags and any(corpus.tags):
             analysis.groups = corpus.tags
         with ExitStack() as stack:
             sources = [(spec.spec, spec.open(stack, timeout or None)) for spec in specs]
             tables = stats_tables(sources, corpus.refs, corpus.systems)
-            if sentence_level:
-                text = format_segments(tables, corpus.ids, output_format, width)
-            else:
-                text = format_results(analyse(tables, corpus.nrefs, analysis), output_format,
-                                      width)
+            text = render_scores(tables, corpus.ids, corpus.nrefs, analysis, sentence_level,
+                                 output_format, width)
         write_output(output, text)
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
