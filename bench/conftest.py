@@ -10,6 +10,8 @@ from data import make_corpus
 def pytest_addoption(parser):
     parser.addoption("--data", metavar="DIR", default=None,
                      help="score real files instead: DIR holds ref.* files and one hyp file")
+    parser.addoption("--lm-events", default="1000000",
+                     help="events in the synthetic LM Challenge log (default 1,000,000)")
 
 
 @pytest.fixture(scope="session")
