@@ -19,6 +19,7 @@ import hashlib
 import math
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -39,13 +40,19 @@ COLUMN = {name: i for i, name in enumerate(STAT_NAMES)}
 _MASK32 = 0xFFFFFFFF
 
 
+@lru_cache(maxsize=2 ** 16)
+def _string_hash(value: str) -> int:
+    """The first 8 bytes of a string's MD5; users and targets repeat, so cached."""
+    return struct.unpack("<Q", hashlib.md5(value.encode("utf8")).digest()[:8])[0]
+
+
 def event_hash(*values: Any) -> int:
     """lmc's stable hash of (user, message, token, target) for fingerprints."""
     combined = 0
     for value in values:
         combined *= 48677
         if isinstance(value, str):
-            combined += struct.unpack("<Q", hashlib.md5(value.encode("utf8")).digest()[:8])[0]
+            combined += _string_hash(value)
         elif isinstance(value, (bool, int)):
             combined += 50123 * value
         elif value is None:
@@ -126,14 +133,15 @@ class LogStats:
 def log_stats(path: str, events: Sequence[Dict[str, Any]],
               reranker: Optional[Reranker] = None) -> LogStats:
     """Rows for every event; the reranker is fitted on the log unless one is given."""
-    rows = np.zeros((len(events), len(STAT_NAMES)))
-    fingerprints = np.zeros(len(events), dtype=np.uint64)
-    entropy_fingerprints = np.zeros(len(events), dtype=np.uint64)
+    table: List[List[float]] = []  # Python lists: a numpy cell write per stat is slower
+    fingerprints = [0] * len(events)
+    entropy_fingerprints = [0] * len(events)
     previous_user: Any = object()
     previous_message: Any = object()
     reranked = []
     for i, event in enumerate(events):
-        row = rows[i]
+        row = [0.0] * len(STAT_NAMES)
+        table.append(row)
         if not event.get("select", True):
             row[COLUMN["skipped"]] = 1
             continue
@@ -155,6 +163,7 @@ def log_stats(path: str, events: Sequence[Dict[str, Any]],
             entropy_fingerprints[i] = fingerprints[i]
         if event.get("results") is not None:
             reranked.append(i)
+    rows = np.array(table, dtype=np.float64).reshape(len(events), len(STAT_NAMES))
     max_candidates = 0
     if reranked:
         chosen = [events[i] for i in reranked]
@@ -163,13 +172,14 @@ def log_stats(path: str, events: Sequence[Dict[str, Any]],
         reranker = reranker or fit_reranker(error, lm)
         rows[reranked, COLUMN["reranking.base_correct"]] = top_is_first(error)
         rows[reranked, COLUMN["reranking.correct"]] = top_is_first(reranker(error, lm))
-    return LogStats(path, rows, fingerprints, entropy_fingerprints,
+    return LogStats(path, rows, np.array(fingerprints, dtype=np.uint64),
+                    np.array(entropy_fingerprints, dtype=np.uint64),
                     [event.get("user") for event in events],
                     [(event.get("user"), event.get("message")) for event in events],
                     max_candidates, reranker if reranked else None)
 
 
-def _prediction(row: np.ndarray, completions: List[List[str]], target: str) -> None:
+def _prediction(row: List[float], completions: List[List[str]], target: str) -> None:
     first = completions[0]
     if target in first:
         rank = first.index(target) + 1

@@ -78,6 +78,16 @@ def parse_request(line: str) -> Request:
 
 def parse_numbers(text: str) -> tuple[float, ...]:
     """Whitespace-separated finite numbers, e.g. a SCORE reply or an EVAL vector."""
+    if text.isascii() and "_" not in text:
+        # Fast path. For ASCII without underscores, float() accepts exactly the decimal
+        # syntax below plus nan/inf/infinity, which the finiteness check turns away.
+        try:
+            numbers = tuple(float(token) for token in text.split())
+        except ValueError:
+            pass
+        else:
+            if all(math.isfinite(value) for value in numbers):
+                return numbers
     numbers = []
     for position, token in enumerate(text.split(), 1):
         if not _NUMBER.match(token):

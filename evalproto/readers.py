@@ -9,11 +9,12 @@ one, the line.
 from __future__ import annotations
 
 import gzip
-import json
 import sys
 import zlib
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import orjson
 
 from evalproto.errors import InputError
 from evalproto.evaluator import Item
@@ -64,12 +65,13 @@ def read_lines(path: str) -> List[str]:
 
 
 def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """(line number, object) for every non-empty line of JSON Lines."""
+    """(line number, object) for every non-empty line of JSON Lines (parsed by orjson,
+    several times faster than the json module on large logs)."""
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = orjson.loads(line)
         except ValueError as exc:
             raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
         if not isinstance(row, dict):
