@@ -17,7 +17,8 @@ from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
-from evalproto.scoring import Analysis, MetricTable, analyse, stats_tables
+from evalproto.scoring import Analysis, MetricTable, StatsSource, analyse, stats_tables
+from evalproto.pool import EvaluatorPool
 from evalproto.sources import MetricSpec
 from evalproto.statsfile import merge_stats, read_stats, write_stats
 
@@ -75,7 +76,17 @@ def metric_options(command: Callable) -> Callable:
                      help='An external evaluator command spoken to over the protocol, e.g. '
                           '"bleu-evaluator --lowercase". Repeatable.'),
         timeout_option,
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Copies of each metric to run in parallel (worker processes, or "
+                          "evaluator subprocesses); the results are those of one."),
     ], command)
+
+
+def open_metric(stack: ExitStack, spec: MetricSpec, timeout: float, jobs: int) -> StatsSource:
+    """A metric, or a pool of `jobs` copies of it; closed (and checked) with `stack`."""
+    if jobs > 1:
+        return stack.enter_context(EvaluatorPool(spec, jobs, timeout or None))
+    return spec.open(stack, timeout or None)
 
 
 scheduler_option = click.option(
@@ -261,7 +272,7 @@ def main() -> None:
 @click.pass_context
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: float,
-                 sentence_level: bool, data_format: str, ref_field: str, hyp_field: str,
+                 jobs: int, sentence_level: bool, data_format: str, ref_field: str, hyp_field: str,
                  scheduler: Optional[str], output_format: str, width: int, output: str,
                  **analysis_flags: Any) -> None:
     """Score hypothesis files against reference files, one segment per line.
@@ -286,7 +297,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
         if analysis.groups is None and corpus.tags and any(corpus.tags):
             analysis.groups = corpus.tags
         with ExitStack() as stack:
-            sources = [(spec.spec, spec.open(stack, timeout or None)) for spec in specs]
+            sources = [(spec.spec, open_metric(stack, spec, timeout, jobs)) for spec in specs]
             tables = stats_tables(sources, corpus.refs, corpus.systems)
             text = render_scores(tables, corpus.ids, corpus.nrefs, analysis, sentence_level,
                                  output_format, width)
@@ -307,8 +318,8 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
 @scheduler_option
 @click.pass_context
 def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
-          evaluators: Tuple[str, ...], timeout: float, output: str, system: Optional[str],
-          first_id: int, scheduler: Optional[str]) -> None:
+          evaluators: Tuple[str, ...], timeout: float, jobs: int, output: str,
+          system: Optional[str], first_id: int, scheduler: Optional[str]) -> None:
     """Write one metric's per-segment statistics of one system, for `evalproto reduce`."""
     ref_paths, (hyp_path,) = split_files(files, ())
     (spec, *others) = metric_specs(ctx, metrics, evaluators)
@@ -324,7 +335,7 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
             else:
                 corpus = read_corpus(ref_paths, [hyp_path])
                 segments = len(corpus.refs)
-                source = spec.open(stack, timeout or None)
+                source = open_metric(stack, spec, timeout, jobs)
                 (table,) = stats_tables([(spec.spec, source)], corpus.refs, corpus.systems)
             header = {"metric": spec.spec, "kind": spec.kind,
                       "signature": table.source.signature(),

@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 import numpy as np
 
 from evalproto.evaluator import Item
+from evalproto.progress import Progress
 from evalproto.resampling import (
     DEFAULT_SEED,
     approximate_randomization,
@@ -17,6 +18,9 @@ from evalproto.resampling import (
     estimate_ci,
     paired_bootstrap,
 )
+
+
+CHUNK_ITEMS = 2000
 
 
 class StatsSource(Protocol):
@@ -48,18 +52,26 @@ class MetricTable:
 
 
 def stats_tables(sources: Sequence[Tuple[str, StatsSource]], refs: Sequence[Sequence[str]],
-                 systems: Dict[str, Sequence[str]]) -> List[MetricTable]:
+                 systems: Dict[str, Sequence[str]],
+                 progress: Optional[Progress] = None) -> List[MetricTable]:
     """Every metric's rows for every system. Items go segment by segment across the
-    systems, so an evaluator's reference cache is hit by each system in turn."""
+    systems, so an evaluator's reference cache is hit by each system in turn; they are
+    sent in chunks, so that progress can be shown."""
     names = list(systems)
     items = [(segment_refs, systems[name][i])
              for i, segment_refs in enumerate(refs) for name in names]
+    progress = progress or Progress(len(items) * len(sources), "scoring")
     tables = []
     for label, source in sources:
-        rows = source.stats_many(items)
+        parts = []
+        for start in range(0, len(items), CHUNK_ITEMS):
+            parts.append(source.stats_many(items[start:start + CHUNK_ITEMS]))
+            progress.advance(len(parts[-1]))
+        rows = np.concatenate(parts)
         rows = rows.reshape(len(refs), len(names), rows.shape[1])
         tables.append(MetricTable(label, source, {name: rows[:, j, :]
                                                   for j, name in enumerate(names)}))
+    progress.finish()
     return tables
 
 

@@ -1,0 +1,91 @@
+"""A pool of N copies of one metric, for -j/--jobs on one machine.
+
+An in-process evaluator runs in N worker processes (each builds its own from the
+spec); an external evaluator runs as N subprocesses, each fed by its own thread.
+Items are split into N contiguous chunks and the rows joined in order, so the result
+is the same as with one copy. Scores (EVAL) come from the first copy.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalproto.evaluator import Item
+from evalproto.scoring import StatsSource
+from evalproto.sources import MetricSpec
+
+_WORKER_SOURCE: Optional[StatsSource] = None
+
+
+def _start_worker(spec: MetricSpec) -> None:
+    global _WORKER_SOURCE
+    _WORKER_SOURCE = spec.build(None)
+
+
+def _worker_stats(items: Sequence[Item]) -> np.ndarray:
+    return _WORKER_SOURCE.stats_many(items)
+
+
+def chunks(items: Sequence[Item], parts: int) -> List[Sequence[Item]]:
+    """`parts` contiguous slices of nearly equal size (empty ones left out)."""
+    size = -(-len(items) // parts) if items else 0
+    return [items[start:start + size] for start in range(0, len(items), max(size, 1))]
+
+
+class EvaluatorPool:
+    """N copies of a metric behind the interface of one."""
+
+    def __init__(self, spec: MetricSpec, jobs: int, timeout: Optional[float]) -> None:
+        self.jobs = jobs
+        self._copies: List[Any] = [spec.build(timeout)]
+        self._processes = None
+        if spec.kind == "evaluator":
+            self._copies += [spec.build(timeout) for _ in range(jobs - 1)]
+        else:  # spawned workers build their own: nothing unpicklable crosses
+            self._processes = multiprocessing.get_context("spawn").Pool(
+                jobs, initializer=_start_worker, initargs=(spec,))
+        primary = self._copies[0]
+        self.stat_names: Optional[Tuple[str, ...]] = primary.stat_names
+        self.higher_is_better: bool = primary.higher_is_better
+        self.signature = primary.signature
+        self.score_many = primary.score_many
+
+    def stats_many(self, items: Sequence[Item]) -> np.ndarray:
+        parts = chunks(list(items), self.jobs)
+        if self._processes is not None:
+            rows = self._processes.map(_worker_stats, parts)
+        else:
+            with ThreadPoolExecutor(len(parts) or 1) as threads:
+                rows = list(threads.map(lambda pair: pair[0].stats_many(pair[1]),
+                                        zip(self._copies, parts)))
+        if not rows:
+            return self._copies[0].stats_many([])
+        self.stat_names = self._copies[0].stat_names or self.stat_names
+        return np.concatenate(rows)
+
+    def close(self) -> None:
+        if self._processes is not None:
+            self._processes.close()
+            self._processes.join()
+        for copy in self._copies:
+            copy.close()
+
+    def terminate(self) -> None:
+        if self._processes is not None:
+            self._processes.terminate()
+            self._processes.join()
+        for copy in self._copies:
+            getattr(copy, "terminate", copy.close)()
+
+    def __enter__(self) -> EvaluatorPool:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()

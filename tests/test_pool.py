@@ -1,0 +1,49 @@
+"""-j/--jobs: N copies of a metric give exactly the numbers of one."""
+
+import pytest
+
+from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, run_cli, script
+from evalproto.pool import chunks
+
+
+def rows(*args):
+    result = run_cli("corpus-score", *DE_EN_REFS, "-i", DE_EN_HYP, "-i", DE_EN_HYP2, *args,
+                     "-f", "json")
+    assert result.exit_code == 0, result.output
+    return json_rows(result.output)
+
+
+@pytest.mark.parametrize("metric", [["-m", "bleu"], ["-m", "ter"], ["-m", "chrf -cw 2"],
+                                    ["-e", "bleu-evaluator"]])
+def test_parallel_copies_give_the_numbers_of_one(metric):
+    metric = [metric[0], script(metric[1]) if metric[0] == "-e" else metric[1]]
+    one = rows(*metric, "--confidence", "--confidence-n", "100")
+    for jobs in ("2", "3"):
+        assert rows(*metric, "--confidence", "--confidence-n", "100", "-j", jobs) == one
+
+
+def test_chunks_keep_the_order_and_cover_everything():
+    items = list(range(10))
+    for parts in (1, 2, 3, 4, 10, 12):
+        pieces = chunks(items, parts)
+        assert [item for piece in pieces for item in piece] == items
+        assert len(pieces) <= parts and all(pieces)
+    assert chunks([], 3) == []
+
+
+def test_a_failing_copy_is_the_same_clear_error(tmp_path):
+    command = fake(tmp_path, 'sys.stderr.write("copy crashed\\n"); sys.exit(9)')
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "-j", "2",
+                     "--timeout", "10")
+    assert result.exit_code == 1
+    assert f"evaluator {command!r} failed" in result.output and "exit status 9" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_stats_files_are_the_same_with_jobs(tmp_path):
+    for name, jobs in (("one", "1"), ("two", "2")):
+        result = run_cli("stats", *DE_EN_REFS, DE_EN_HYP, "-m", "ter", "-j", jobs,
+                         "-o", str(tmp_path / name))
+        assert result.exit_code == 0, result.output
+    one, two = ((tmp_path / name).read_text() for name in ("one", "two"))
+    assert one == two
