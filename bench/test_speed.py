@@ -26,7 +26,7 @@ from sacrebleu.metrics import CHRF as SacreCHRF
 from sacrebleu.metrics import TER as SacreTER
 from sacrebleu.significance import _bootstrap_resample
 
-from data import make_corpus, make_nbest
+from data import make_nbest
 from evalproto.client import EvaluatorProcess
 from evalproto.resampling import bootstrap_scores
 from evaluators.bleu import BLEU
