@@ -82,34 +82,28 @@ def test_nbest_tuning_load(benchmark, nbest, side):
     assert score == pytest.approx(theirs(), abs=1e-9)
 
 
-@pytest.mark.parametrize("side", SIDES)
-def test_chrf_in_process(benchmark, texts, side):
-    refs, hyps = texts
-
+def compare_in_process(benchmark, side, ours_class, theirs_class, refs, hyps):
+    """Benchmark one side of a metric computed in process, checking equal scores."""
     def ours():
-        chrf = CHRF()
-        return chrf.checked_score(chrf.stats_many(list(zip(zip(*refs), hyps))).sum(axis=0))
+        metric = ours_class()
+        return metric.checked_score(metric.stats_many(list(zip(zip(*refs), hyps))).sum(axis=0))
 
     def theirs():
-        return SacreCHRF().corpus_score(hyps, refs).score
+        return theirs_class().corpus_score(hyps, refs).score
 
     score = benchmark.pedantic(ours if side == "ours" else theirs, rounds=3, iterations=1)
     assert score == pytest.approx(theirs(), abs=1e-9)
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_chrf_in_process(benchmark, texts, side):
+    compare_in_process(benchmark, side, CHRF, SacreCHRF, *texts)
 
 
 @pytest.mark.parametrize("side", SIDES)
 def test_ter_identical_numbers(benchmark, texts, side):
     refs, hyps = [ref[:300] for ref in texts[0]], texts[1][:300]
-
-    def ours():
-        ter = TER()
-        return ter.checked_score(ter.stats_many(list(zip(zip(*refs), hyps))).sum(axis=0))
-
-    def theirs():
-        return SacreTER().corpus_score(hyps, refs).score
-
-    score = benchmark.pedantic(ours if side == "ours" else theirs, rounds=3, iterations=1)
-    assert score == pytest.approx(theirs(), abs=1e-9)
+    compare_in_process(benchmark, side, TER, SacreTER, refs, hyps)
 
 
 @pytest.mark.parametrize("side", SIDES)

@@ -38,7 +38,30 @@ _STDERR_TAIL_BYTES = 2000
 _EXIT_GRACE_SECONDS = 5.0
 
 
-class EvaluatorProcess:
+class ClosedOnExit:
+    """As a context: `close()` (which checks a clean end) after success, `terminate()`
+    after an error or Ctrl-C, so a failure never waits on, or leaves behind, a child."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def terminate(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: Closing) -> Closing:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()
+
+
+Closing = TypeVar("Closing", bound=ClosedOnExit)
+
+
+class EvaluatorProcess(ClosedOnExit):
     """An external evaluator command, with the interface of an in-process Evaluator.
 
     The first request is `INFO`; an evaluator that answers it gets its stat names and
@@ -109,14 +132,6 @@ class EvaluatorProcess:
         self._process.wait()
         self._close_stdin()
 
-    def __enter__(self) -> EvaluatorProcess:
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.terminate()
 
     # -- the process and its three pipes ------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.client import ClosedOnExit
 from evalproto.evaluator import Item
 from evalproto.scoring import StatsSource
 from evalproto.sources import MetricSpec
@@ -36,7 +37,7 @@ def chunks(items: Sequence[Item], parts: int) -> List[Sequence[Item]]:
     return [items[start:start + size] for start in range(0, len(items), max(size, 1))]
 
 
-class EvaluatorPool:
+class EvaluatorPool(ClosedOnExit):
     """N copies of a metric behind the interface of one."""
 
     def __init__(self, spec: MetricSpec, jobs: int, timeout: Optional[float]) -> None:
@@ -80,12 +81,3 @@ class EvaluatorPool:
             self._processes.join()
         for copy in self._copies:
             getattr(copy, "terminate", copy.close)()
-
-    def __enter__(self) -> EvaluatorPool:
-        return self
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.terminate()
