@@ -17,8 +17,7 @@ from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
-from evalproto.scoring import Analysis, MetricTable, StatsSource, analyse, stats_tables
-from evalproto.pool import EvaluatorPool
+from evalproto.scoring import Analysis, MetricTable, analyse, stats_tables
 from evalproto.sources import MetricSpec
 from evalproto.statsfile import merge_stats, read_stats, write_stats
 
@@ -82,12 +81,37 @@ def metric_options(command: Callable) -> Callable:
     ], command)
 
 
-def open_metric(stack: ExitStack, spec: MetricSpec, timeout: float, jobs: int) -> StatsSource:
-    """A metric, or a pool of `jobs` copies of it; closed (and checked) with `stack`."""
-    if jobs > 1:
-        return stack.enter_context(EvaluatorPool(spec, jobs, timeout or None))
-    return spec.open(stack, timeout or None)
+def _seed(ctx: click.Context, param: click.Parameter, value: str) -> Optional[int]:
+    if value.lower() == "none":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise click.BadParameter(f"expected an integer or 'none', got {value!r}") from None
 
+
+def _reranker(ctx: click.Context, param: click.Parameter,
+              value: Optional[str]) -> Optional[lmlogs.Reranker]:
+    if value is None:
+        return None
+    try:
+        alpha, beta = (float(part) for part in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected two numbers ALPHA,BETA, got {value!r}") from None
+    return lmlogs.Reranker(alpha, beta)
+
+
+seed_option = click.option(
+    "--seed", default=str(DEFAULT_SEED), show_default=True, callback=_seed,
+    help="Seed of the resampling; 'none' for an unseeded run.")
+
+output_option = click.option(
+    "-o", "--output", default="-", show_default=True, metavar="FILE",
+    help="Where to write the results; the file is replaced only when complete.")
+
+rerank_option = click.option(
+    "--rerank-params", "reranker", metavar="ALPHA,BETA", callback=_reranker,
+    help="Fixed reranking parameters instead of fitting them on each log.")
 
 scheduler_option = click.option(
     "--scheduler", metavar="ADDRESS",
@@ -118,8 +142,7 @@ def analysis_options(command: Callable) -> Callable:
                           "the first."),
         click.option("-parn", "--paired-ar-n", type=click.IntRange(min=1), default=10000,
                      show_default=True, help="Trials for --paired-ar."),
-        click.option("--seed", default=str(DEFAULT_SEED), show_default=True,
-                     help="Seed of the resampling; 'none' for an unseeded run."),
+        seed_option,
         click.option("--groups", "groups_path", metavar="FILE",
                      help="One line per segment of comma-separated tags; each tag is also "
                           "scored on its own segments."),
@@ -128,25 +151,13 @@ def analysis_options(command: Callable) -> Callable:
                      help="Output: a table, JSON Lines, or TSV."),
         click.option("-w", "--width", type=click.IntRange(min=0), default=1,
                      show_default=True, help="Decimals of the scores in the text table."),
-        click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
-                     help="Where to write the results; the file is replaced only when "
-                          "complete."),
+        output_option,
     ], command)
-
-
-def parse_seed(value: str) -> Optional[int]:
-    if value.lower() == "none":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise click.BadParameter(f"expected an integer or 'none', got {value!r}",
-                                 param_hint="--seed") from None
 
 
 def make_analysis(systems: int, segments: int, confidence: bool, confidence_n: int,
                   paired_bs: bool, paired_bs_n: int, paired_ar: bool, paired_ar_n: int,
-                  seed: str, groups_path: Optional[str]) -> Analysis:
+                  seed: Optional[int], groups_path: Optional[str]) -> Analysis:
     """The Analysis that the analysis options ask for, checked."""
     if paired_bs and paired_ar:
         raise click.UsageError("choose one of --paired-bs and --paired-ar")
@@ -156,7 +167,7 @@ def make_analysis(systems: int, segments: int, confidence: bool, confidence_n: i
     return Analysis(
         confidence=confidence_n if confidence else 0,
         paired="bs" if paired_bs else "ar" if paired_ar else None,
-        paired_n=paired_bs_n if paired_bs else paired_ar_n, seed=parse_seed(seed),
+        paired_n=paired_bs_n if paired_bs else paired_ar_n, seed=seed,
         groups=read_groups(groups_path, segments) if groups_path else None)
 
 
@@ -297,7 +308,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
         if analysis.groups is None and corpus.tags and any(corpus.tags):
             analysis.groups = corpus.tags
         with ExitStack() as stack:
-            sources = [(spec.spec, open_metric(stack, spec, timeout, jobs)) for spec in specs]
+            sources = [(spec.spec, spec.open(stack, timeout or None, jobs)) for spec in specs]
             tables = stats_tables(sources, corpus.refs, corpus.systems)
             text = render_scores(tables, corpus.ids, corpus.nrefs, analysis, sentence_level,
                                  output_format, width)
@@ -335,7 +346,7 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
             else:
                 corpus = read_corpus(ref_paths, [hyp_path])
                 segments = len(corpus.refs)
-                source = open_metric(stack, spec, timeout, jobs)
+                source = spec.open(stack, timeout or None, jobs)
                 (table,) = stats_tables([(spec.spec, source)], corpus.refs, corpus.systems)
             header = {"metric": spec.spec, "kind": spec.kind,
                       "signature": table.source.signature(),
@@ -424,8 +435,7 @@ def info(spec: str) -> None:
               default="text", show_default=True,
               help="json: one object per log with every key `lmc stats` prints (sorted).")
 @click.option("--raw", is_flag=True, help="Sums instead of rates, as `lmc stats --no-human`.")
-@click.option("--rerank-params", metavar="ALPHA,BETA",
-              help="Fixed reranking parameters instead of fitting them on each log.")
+@rerank_option
 @click.option("--by", type=click.Choice(["user", "sentence"]),
               help="Also one row per user (LM Challenge) or sentence (LM Zoo).")
 @click.option("--skip-first-token", is_flag=True,
@@ -434,26 +444,23 @@ def info(spec: str) -> None:
               help="Bootstrap 95% intervals for every rate, resampling messages (or sentences).")
 @click.option("-cin", "--confidence-n", type=click.IntRange(min=1), default=1000,
               show_default=True, help="Bootstrap resamples for --confidence.")
-@click.option("--seed", default=str(DEFAULT_SEED), show_default=True,
-              help="Seed of the resampling; 'none' for an unseeded run.")
-@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
-              help="Where to write the results; the file is replaced only when complete.")
+@seed_option
+@output_option
 @scheduler_option
 def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
-             rerank_params: Optional[str], by: Optional[str], skip_first_token: bool,
-             confidence: bool, confidence_n: int, seed: str, output: str,
+             reranker: Optional[lmlogs.Reranker], by: Optional[str], skip_first_token: bool,
+             confidence: bool, confidence_n: int, seed: Optional[int], output: str,
              scheduler: Optional[str]) -> None:
     """Statistics of LM Challenge logs (wc, we, ce, wr) as `lmc stats` computes them, and
     of LM Zoo `get_surprisals` tables (recognised by their header).
 
     Logs are JSON Lines, gzipped or not; '-' reads standard input.
     """
-    reranker = parse_reranker(rerank_params) if rerank_params else None
-    resamples, parsed_seed = (confidence_n if confidence else 0), parse_seed(seed)
+    resamples = confidence_n if confidence else 0
     try:
         if logs.count(STDIN_NAME) > 1:
             raise InputError("standard input ('-') can be read only once")
-        options = (reranker, raw, skip_first_token, by, resamples, parsed_seed)
+        options = (reranker, raw, skip_first_token, by, resamples, seed)
         if scheduler:
             if STDIN_NAME in logs:
                 raise click.UsageError("with --scheduler, workers read the logs: '-' cannot be one")
@@ -476,31 +483,19 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
               help="Paired bootstrap (bs) or approximate randomization (ar), over messages.")
 @click.option("-n", "--samples", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Resamples (bs) or trials (ar).")
-@click.option("--seed", default=str(DEFAULT_SEED), show_default=True,
-              help="Seed of the resampling; 'none' for an unseeded run.")
-@click.option("--rerank-params", metavar="ALPHA,BETA",
-              help="Fixed reranking parameters for both logs instead of fitting each.")
+@seed_option
+@rerank_option
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
               default="text", show_default=True)
-@click.option("-o", "--output", default="-", show_default=True, metavar="FILE")
-def lm_compare(baseline: str, other: str, test: str, samples: int, seed: str,
-               rerank_params: Optional[str], output_format: str, output: str) -> None:
+@output_option
+def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optional[int],
+               reranker: Optional[lmlogs.Reranker], output_format: str, output: str) -> None:
     """Paired significance test of every rate between two logs of the same data
     (`lmc diff`, with p-values). Logs whose fingerprints differ are refused."""
-    reranker = parse_reranker(rerank_params) if rerank_params else None
     try:
         tables = [lmreport.load_table(path, reranker) for path in (baseline, other)]
-        rows = lmreport.compare(*tables, test, samples, parse_seed(seed))
+        rows = lmreport.compare(*tables, test, samples, seed)
         write_output(output, lmreport.format_json(rows) if output_format == "json"
                      else lmreport.format_comparison_text(rows, baseline, other))
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
-
-
-def parse_reranker(text: str) -> lmlogs.Reranker:
-    try:
-        alpha, beta = (float(part) for part in text.split(","))
-    except ValueError:
-        raise click.BadParameter(f"expected two numbers ALPHA,BETA, got {text!r}",
-                                 param_hint="--rerank-params") from None
-    return lmlogs.Reranker(alpha, beta)

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalproto.client import ClosedOnExit
 from evalproto.evaluator import Item
 from evalproto.scoring import StatsSource
-from evalproto.sources import MetricSpec
+
+if TYPE_CHECKING:
+    from evalproto.sources import MetricSpec
 
 _WORKER_SOURCE: Optional[StatsSource] = None
 

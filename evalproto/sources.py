@@ -8,6 +8,7 @@ from typing import Optional
 
 from evalproto import registry
 from evalproto.client import EvaluatorProcess
+from evalproto.pool import EvaluatorPool
 from evalproto.scoring import StatsSource
 
 
@@ -23,6 +24,9 @@ class MetricSpec:
             return registry.from_spec(self.spec)
         return EvaluatorProcess(self.spec, timeout=timeout)
 
-    def open(self, stack: ExitStack, timeout: Optional[float]) -> StatsSource:
-        """Build it; a process is closed (and checked) when `stack` closes."""
+    def open(self, stack: ExitStack, timeout: Optional[float], jobs: int = 1) -> StatsSource:
+        """Build it, or a pool of `jobs` copies of it; processes are closed (and checked)
+        when `stack` closes."""
+        if jobs > 1:
+            return stack.enter_context(EvaluatorPool(self, jobs, timeout))
         return stack.enter_context(self.build(timeout))
