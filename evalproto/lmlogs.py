@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.errors import InputError
+from evalproto.protocol import json_number
 from evalproto.readers import parse_jsonl
 
 HIT_RANKS = (1, 3, 10, 20)
@@ -203,7 +204,7 @@ def fingerprint(hashes: np.ndarray) -> int:
 def raw_summary(total: np.ndarray, stats: LogStats, mask: Optional[np.ndarray] = None) -> dict:
     """`lmc stats --no-human` for the (selected) events."""
     pick = slice(None) if mask is None else mask
-    value = dict(zip(STAT_NAMES, (_number(v) for v in total)))
+    value = dict(zip(STAT_NAMES, (json_number(v) for v in total)))
     reranking: Dict[str, Any]
     if stats.max_candidates:
         reranking = {"max_candidates": stats.max_candidates,
@@ -289,7 +290,3 @@ def human_summary(total: np.ndarray, stats: LogStats, mask: Optional[np.ndarray]
     if sections["reranking"]:
         human["reranking"]["max_candidates"] = raw["reranking"]["max_candidates"]
     return human
-
-
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else float(value)

@@ -48,9 +48,8 @@ def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool 
         sentences = table.sentence_ids
         return LMTable(
             path, table.rows, sentences, {"sentence": sentences},
-            lambda total, mask: surprisals.surprisal_summary(
-                total, _runs(sentences if mask is None else
-                             [s for s, keep in zip(sentences, mask) if keep])),
+            lambda total, mask: surprisals.surprisal_summary(total, len(run_starts(
+                sentences if mask is None else [s for s, keep in zip(sentences, mask) if keep]))),
             surprisals.surprisal_rates)
     stats = lmlogs.log_stats(path, lmlogs.parse_log(path, data), reranker)
     if not (stats.rows[:, lmlogs.COLUMN["tokens"]] == 1).any():
@@ -61,15 +60,14 @@ def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool 
                    f"{lmlogs.fingerprint(stats.fingerprints):08x}")
 
 
-def _runs(keys: Sequence[Any]) -> int:
-    """How many runs of equal consecutive keys there are."""
-    return sum(1 for i, key in enumerate(keys) if i == 0 or key != keys[i - 1])
+def run_starts(keys: Sequence[Any]) -> List[int]:
+    """Where each run of equal consecutive keys (a message, a sentence) starts."""
+    return [i for i, key in enumerate(keys) if i == 0 or key != keys[i - 1]]
 
 
 def unit_sums(rows: np.ndarray, units: Sequence[Any]) -> np.ndarray:
     """Rows summed over runs of equal consecutive units (messages, sentences)."""
-    starts = [i for i, unit in enumerate(units) if i == 0 or unit != units[i - 1]]
-    return np.add.reduceat(rows, starts, axis=0)
+    return np.add.reduceat(rows, run_starts(units), axis=0)
 
 
 def summaries(table: LMTable, by: Optional[str], confidence_n: int,

@@ -110,6 +110,11 @@ def format_number(value: float) -> str:
     return repr(value)
 
 
+def json_number(value: float) -> int | float:
+    """A statistic for JSON: integral values as integers, others as floats."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
 def format_numbers(values: Iterable[float]) -> str:
     return " ".join(format_number(value) for value in values)
 

@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-from evalproto.protocol import format_numbers
+from evalproto.protocol import format_numbers, json_number
 from evalproto.scoring import MetricTable, Result
 
 FORMATS = ("text", "json", "tsv")
 SIGNIFICANCE_LEVEL = 0.05
-
-
-def _plain(value: float) -> int | float:
-    """Integral statistics as JSON integers, others as floats."""
-    return int(value) if float(value).is_integer() else float(value)
 
 
 def result_record(result: Result) -> Dict[str, Any]:
@@ -25,7 +20,7 @@ def result_record(result: Result) -> Dict[str, Any]:
         "score": result.score,
         "signature": result.signature,
         "n": result.n,
-        "stats": [_plain(value) for value in result.stats],
+        "stats": [json_number(value) for value in result.stats],
         "stat_names": list(result.stat_names),
         "higher_is_better": result.higher_is_better,
     })
