@@ -171,3 +171,13 @@ def test_a_missing_extra_is_named(monkeypatch, tokenizer, module, extra):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", f"bleu -tok {tokenizer}")
     assert result.exit_code == 1
     assert f"pip install 'evalproto[{extra}]'" in result.output
+
+
+def test_info_prints_the_info_json():
+    import json
+    result = run_cli("info", "chrf --word-order 2")
+    info = json.loads(result.output)
+    assert info["name"] == "chrf" and len(info["stats"]) == 24
+    assert info["signature"].startswith("case:mixed|eff:yes|nc:6|nw:2|space:no|")
+    bad = run_cli("info", "f1")
+    assert bad.exit_code == 1 and "Missing option '--labels'" in bad.output.replace('"', "'")

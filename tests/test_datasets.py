@@ -130,3 +130,10 @@ def test_a_dataset_takes_one_file(dynabench):
     result = run_cli("corpus-score", "--data-format", "dynabench", dataset_path, dataset_path,
                      "-i", predictions_path)
     assert result.exit_code == 2 and "takes one dataset file" in result.output
+
+
+def test_datasets_are_not_partitioned_for_a_cluster(dynabench):
+    dataset_path, predictions_path, _, _ = dynabench
+    result = run_cli("corpus-score", "--data-format", "dynabench", dataset_path,
+                     predictions_path, "--scheduler", "local:1")
+    assert result.exit_code == 2 and "--data-format dynabench runs locally" in result.output

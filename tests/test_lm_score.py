@@ -271,3 +271,13 @@ def test_surprisal_tables_have_no_users(tmp_path):
     result = run_cli("lm-score", str(table), "--by", "user")
     assert result.exit_code == 1
     assert "cannot break down by user; this kind of table has sentence" in result.output
+
+
+def test_standard_input_can_be_read_only_once(logs):
+    result = run_cli("lm-score", "-", "-", input=Path(logs["we"]).read_text())
+    assert result.exit_code == 1 and "standard input ('-') can be read only once" in result.output
+
+
+def test_workers_cannot_read_standard_input(logs):
+    result = run_cli("lm-score", "-", "--scheduler", "local:1", input="")
+    assert result.exit_code == 2 and "workers read the logs" in result.output

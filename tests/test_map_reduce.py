@@ -130,3 +130,14 @@ def test_stats_takes_exactly_one_metric(tmp_path):
     result = run_cli("stats", *DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "-m", "chrf",
                      "-o", str(tmp_path / "x"))
     assert result.exit_code == 2 and "a stats file holds one metric" in result.output
+
+
+def test_a_file_from_another_evalproto_version_is_refused(tmp_path):
+    (path, *_) = shard(tmp_path, DE_EN_HYP)
+    with open(path) as stream:
+        text = stream.read()
+    with open(path, "w") as stream:
+        stream.write(text.replace("version:evalproto-", "version:evalproto-0.0.0-old-", 1))
+    result = run_cli("reduce", path)
+    assert result.exit_code == 1
+    assert "their scores would not be comparable" in result.output
