@@ -103,14 +103,24 @@ class BLEU(Evaluator):
         return [hyp_len, closest_ref_len, *correct, *total]
 
     def score(self, vector: np.ndarray) -> float:
-        if (vector < 0).any():
+        return float(self.score_many(vector[None, :])[0])
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        """sacrebleu's `compute_bleu` for every row at once: bootstrap resampling scores
+        thousands of vectors, and `score` goes through here too, so that a vector scores
+        the same in process and over the pipe."""
+        vectors = np.asarray(vectors, dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
+            return super().score_many(vectors)  # the usual error for a malformed request
+        if (vectors < 0).any():
             raise ValueError("BLEU statistics are counts and cannot be negative")
         order = self.max_order
-        return SacreBLEU.compute_bleu(
-            correct=vector[2:2 + order].tolist(), total=vector[2 + order:].tolist(),
-            sys_len=int(vector[0]), ref_len=int(vector[1]),
-            smooth_method=self.smooth_method, smooth_value=self.smooth_value,
-            effective_order=self.effective_order, max_ngram_order=order).score
+        scores = bleu_scores(vectors[:, 0], vectors[:, 1], vectors[:, 2:2 + order],
+                             vectors[:, 2 + order:], self.smooth_method, self.smooth_value,
+                             self.effective_order)
+        if not np.isfinite(scores).all():
+            raise ValueError("BLEU is not finite for these statistics and smoothing")
+        return scores
 
     def signature_fields(self) -> dict[str, Any]:
         smooth = self.smooth_method
@@ -151,6 +161,48 @@ class BLEU(Evaluator):
                 for merged_order, order_counts in zip(merged, counts):
                     merged_order |= order_counts
         return merged or [], lengths
+
+
+def bleu_scores(sys_len: np.ndarray, ref_len: np.ndarray, correct: np.ndarray,
+                total: np.ndarray, smooth_method: str, smooth_value: Optional[float],
+                effective_order: bool) -> np.ndarray:
+    """sacrebleu's `BLEU.compute_bleu`, one row per corpus, with its order of operations.
+    Like sacrebleu, lengths are truncated to integers, an order with no n-grams ends the
+    product, and a zero precision contributes a log of -9999999999."""
+    if smooth_value is None:
+        smooth_value = SacreBLEU.SMOOTH_DEFAULTS[smooth_method]
+    sys_len, ref_len = np.trunc(sys_len), np.trunc(ref_len)
+    max_order = correct.shape[1]
+    any_correct = (correct != 0).any(axis=1)
+    correct, total = correct.copy(), total.copy()
+    if smooth_method == "add-k":
+        correct[:, 1:] += smooth_value
+        total[:, 1:] += smooth_value
+    reached = np.cumprod(total != 0, axis=1, dtype=bool)
+    zero = reached & (correct == 0)
+    matched = reached & ~zero
+    precisions = np.zeros_like(correct)
+    precisions[matched] = 100. * correct[matched] / total[matched]
+    if smooth_method == "exp":
+        doubled = np.cumsum(zero, axis=1)[zero].astype(np.float64)
+        precisions[zero] = 100. / (2. ** doubled * total[zero])
+    elif smooth_method == "floor":
+        precisions[zero] = 100. * smooth_value / total[zero]
+    eff_order = np.full(len(correct), max_order)
+    if effective_order:
+        reached_orders = reached.sum(axis=1)
+        eff_order = np.where(reached_orders > 0, reached_orders, max_order)
+    nonzero = precisions != 0
+    logs = np.full_like(precisions, -9999999999.)
+    with np.errstate(invalid="ignore"):  # a negative smoothing value gives NaN, then an error
+        logs[nonzero] = np.log(precisions[nonzero])
+    log_sum = np.zeros(len(correct))
+    for n in range(max_order):  # left to right, as Python's sum adds
+        log_sum += np.where(n < eff_order, logs[:, n], 0.)
+    with np.errstate(divide="ignore", invalid="ignore"):  # where sys_len is 0, unused
+        brevity = np.where(sys_len < ref_len,
+                           np.where(sys_len > 0, np.exp(1 - ref_len / sys_len), 0.), 1.)
+    return np.where(any_correct, brevity * np.exp(log_sum / eff_order), 0.)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,30 @@ def test_variable_number_of_references_per_segment():
     assert bleu.checked_score(bleu.stats_many(items).sum(axis=0)) == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.parametrize("effective_order", [False, True])
+@pytest.mark.parametrize("smooth_method", ["exp", "floor", "add-k", "none"])
+@pytest.mark.parametrize("order", [2, 4, 6])
+def test_vectorized_scores_match_compute_bleu(smooth_method, effective_order, order):
+    """score_many scores thousands of vectors at once, including the corners
+    compute_bleu branches on: no matches, orders with no n-grams (also out of order),
+    empty hypotheses and fractional lengths; `score` agrees with it exactly."""
+    bleu = BLEU(smooth_method=smooth_method, effective_order=effective_order,
+                max_ngram_order=order)
+    vectors = np.random.default_rng(order).integers(0, 4, size=(600, 2 + 2 * order))
+    vectors = vectors.astype(np.float64)
+    vectors[::3, 2:] *= 50
+    vectors[1::7, 2 + order:] = 0
+    vectors[::11, 0] = 0
+    vectors[::13] += 0.5
+    scores = bleu.score_many(vectors)
+    for vector, score in zip(vectors, scores):
+        expected = SacreBLEU.compute_bleu(
+            vector[2:2 + order].tolist(), vector[2 + order:].tolist(), int(vector[0]),
+            int(vector[1]), smooth_method, None, effective_order, order).score
+        assert score == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        assert bleu.checked_score(vector) == score
+
+
 def test_add_k_smoothing_does_not_change_the_vector_it_scores():
     bleu = BLEU(smooth_method="add-k")
     vector = np.array([5, 6, 3, 1, 0, 0, 5, 4, 3, 2], dtype=np.float64)
