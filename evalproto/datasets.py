@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 from evalproto.errors import InputError
-from evalproto.readers import Corpus, parse_jsonl, read_bytes
+from evalproto.readers import Corpus, parse_jsonl, paused_gc, read_bytes
 
 FORMATS = ("text", "dynabench", "oasst")
 
 
-def read_jsonl(path: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    return parse_jsonl(path, read_bytes(path))
+def read_jsonl(path: str) -> List[Tuple[int, Dict[str, Any]]]:
+    with paused_gc():
+        return list(parse_jsonl(path, read_bytes(path)))
 
 
 def _texts(value: Any, path: str, number: int, field: str) -> List[str]:

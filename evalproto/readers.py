@@ -8,13 +8,15 @@ one, the line.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import sys
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-import orjson
+import msgspec
 
 from evalproto.errors import InputError
 from evalproto.evaluator import Item
@@ -64,15 +66,30 @@ def read_lines(path: str) -> List[str]:
     return [line.rstrip() for line in lines]
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Suspend the cyclic garbage collector while building millions of small acyclic
+    objects (parsed JSON, stats rows): its passes over them otherwise take most of the
+    time of reading a large log. Reference counting still frees everything."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """(line number, object) for every non-empty line of JSON Lines (parsed by orjson,
-    several times faster than the json module on large logs)."""
+    """(line number, object) for every non-empty line of JSON Lines (parsed by msgspec,
+    several times faster than the json module on large files). Callers that keep the
+    objects read under `paused_gc`."""
     for number, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
+        if not line or line.isspace():  # no copy, unlike strip()
             continue
         try:
-            row = orjson.loads(line)
-        except ValueError as exc:
+            row = msgspec.json.decode(line)
+        except msgspec.DecodeError as exc:
             raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
         if not isinstance(row, dict):
             raise InputError(f"{path}: line {number}: expected a JSON object")
