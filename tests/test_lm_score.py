@@ -14,6 +14,8 @@ import pytest
 
 from conftest import DATA, json_rows, read_lines, run_cli
 
+from evalproto import lmlogs
+
 ROOT = Path(__file__).parent.parent
 MODEL = Path(__file__).parent / "lm_fixture" / "ngram_model.py"
 GAMES = ["wc", "we", "ce", "wr"]
@@ -154,6 +156,9 @@ def test_text_output_lists_the_statistics(logs):
 @pytest.mark.parametrize("content, message", [
     ('{"target": "a", "user": null}\nnot json\n', "line 2: not JSON"),
     ('{"user": null}\n', "line 1: expected an LM Challenge event"),
+    ('{"target": "a"}\n\n{"target": 5}\n', "line 3: expected an LM Challenge event"),
+    ('{"target": "a", "logp": "low"}\n', "expected every 'logp' to be a number or null, "
+                                          "found 'low'"),
     ("", "no events"),
     ('{"target": "a", "select": false}\n', "every event is unselected"),
 ])
@@ -163,6 +168,21 @@ def test_bad_logs_are_named(tmp_path, content, message):
     result = run_cli("lm-score", str(log))
     assert result.exit_code == 1
     assert str(log) in result.output and message in result.output
+
+
+def test_lines_are_counted_across_the_chunks_a_log_is_decoded_in(tmp_path, monkeypatch):
+    monkeypatch.setattr(lmlogs, "_CHUNK_BYTES", 64)  # a chunk every two or three events
+    log = tmp_path / "long.jsonl"
+    good = '{"target": "word", "user": "u", "logp": -1.5}\n'
+    log.write_text(good * 10 + "\n" + good * 10 + '{"target": "x"\n' + good)
+    result = run_cli("lm-score", str(log))
+    assert result.exit_code == 1 and f"{log}: line 22: not JSON" in result.output
+    log.write_text(good * 10 + "\n" + good * 10)
+    chunked = run_cli("lm-score", str(log), "--raw", "-f", "json")
+    monkeypatch.undo()
+    assert chunked.exit_code == 0
+    assert chunked.output == run_cli("lm-score", str(log), "--raw", "-f", "json").output
+    assert json.loads(chunked.output)["tokens"] == 20
 
 
 def test_bad_rerank_params_are_a_usage_error(logs):
