@@ -20,6 +20,7 @@ import math
 import operator
 import struct
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import msgspec
@@ -27,6 +28,7 @@ import numpy as np
 
 from evalproto.errors import InputError
 from evalproto.protocol import json_number
+from evalproto.readers import paused_gc
 
 HIT_RANKS = (1, 3, 10, 20)
 COMPLETION_MAX_RANK = 2
@@ -45,11 +47,17 @@ _MASK64 = 0xFFFFFFFFFFFFFFFF
 _HASHABLE_TYPES = frozenset({str, int, bool, type(None)})
 
 
+@lru_cache(maxsize=2 ** 16)
+def _string_hash(value: str) -> int:
+    """The first 8 bytes of a string's MD5; users and targets repeat, so cached."""
+    return struct.unpack("<Q", hashlib.md5(value.encode("utf8")).digest()[:8])[0]
+
+
 def _value_hash(value: Any) -> int:
     """lmc's hash of one field, modulo 2**64: the first 8 bytes of a string's MD5,
     50123 * an integer, 49307 for null."""
     if isinstance(value, str):
-        return struct.unpack("<Q", hashlib.md5(value.encode("utf8")).digest()[:8])[0]
+        return _string_hash(value)
     if isinstance(value, (bool, int)):
         return (50123 * value) & _MASK64
     if value is None:
@@ -99,67 +107,19 @@ class _Event(msgspec.Struct):
 
 
 _DECODER = msgspec.json.Decoder(_Event)
-_CHUNK_BYTES = 1 << 22
+_CHUNK_BYTES = 1 << 18  # a chunk's objects stay in cache while read field by field
 
 
-@dataclass
-class LogEvents:
-    """A log's events as columns, holding only what the statistics need."""
-
-    users: List[Any] = field(default_factory=list)
-    messages: List[Any] = field(default_factory=list)
-    tokens: List[Any] = field(default_factory=list)
-    targets: List[str] = field(default_factory=list)
-    skipped: List[bool] = field(default_factory=list)  # "select": false
-    ranks: List[int] = field(default_factory=list)  # of the target in completions[0]; 0: absent
-    completed_at: List[int] = field(default_factory=list)  # characters typed; -1: never
-    logps: List[Any] = field(default_factory=list)
-    reranking: List[Tuple[int, _Event]] = field(default_factory=list)  # events with results
-
-    def extend(self, events: List[_Event]) -> None:
-        """Add a chunk's events, a field at a time."""
-        offset = len(self.targets)
-        targets = [event.target for event in events]
-        completions = [event.completions for event in events]
-        self.users += [event.user for event in events]
-        self.messages += [event.message for event in events]
-        self.tokens += [event.token for event in events]
-        self.targets += targets
-        self.skipped += [not event.select for event in events]
-        self.ranks += [words[0].index(target) + 1 if words is not None and target in words[0]
-                       else 0 for words, target in zip(completions, targets)]
-        self.completed_at += [-1 if words is None else _completed_at(words, target)
-                              for words, target in zip(completions, targets)]
-        self.logps += [event.logp for event in events]
-        self.reranking += [(offset + i, event) for i, event in enumerate(events)
-                           if event.results is not None]
-
-
-def parse_log(path: str, data: bytes) -> LogEvents:
-    """The events of a JSON Lines log, decoded a few megabytes at a time straight into
-    the fields the statistics read (msgspec skips the rest), then let go."""
-    log = LogEvents()
-    first_line = 1
-    for chunk in _line_chunks(data):
-        try:
-            events = _DECODER.decode_lines(chunk)
-        except msgspec.DecodeError:
-            events = _decode_each_line(path, chunk, first_line)
-        log.extend(events)
-        first_line += chunk.count(b"\n")
-    if not log.targets:
-        raise InputError(f"{path}: no events; expected an LM Challenge log (JSON Lines)")
-    return log
-
-
-def _line_chunks(data: bytes) -> Iterator[bytes]:
-    """Pieces of about _CHUNK_BYTES that end at line ends."""
-    start = 0
+def _line_chunks(data: bytes) -> Iterator[Tuple[int, bytes]]:
+    """(number of the first line, piece) for pieces of about _CHUNK_BYTES that end at
+    line ends."""
+    start, first_line = 0, 1
     while start < len(data):
         end = data.find(b"\n", start + _CHUNK_BYTES)
         end = len(data) if end < 0 else end + 1
-        yield data[start:end]
-        start = end
+        chunk = data[start:end]
+        yield first_line, chunk
+        start, first_line = end, first_line + chunk.count(b"\n")
 
 
 def _decode_each_line(path: str, chunk: bytes, first_line: int) -> List[_Event]:
@@ -178,12 +138,14 @@ def _decode_each_line(path: str, chunk: bytes, first_line: int) -> List[_Event]:
     return events
 
 
-def _completed_at(completions: List[List[str]], target: str) -> int:
-    """How many characters were typed before the rest of the word was among the top
-    two completions, or -1 if it never was."""
-    for start, suffixes in enumerate(completions):
+def _completed_at(completions: List[List[str]], target: str, first: int = 0) -> int:
+    """How many characters were typed (from `first` on) before the rest of the word was
+    among the top two completions, or -1 if it never was."""
+    start = first
+    for suffixes in completions[first:]:
         if target[start:] in suffixes[:COMPLETION_MAX_RANK]:
             return start
+        start += 1
     return -1
 
 
@@ -237,58 +199,121 @@ class LogStats:
     fingerprints: np.ndarray  # per event, lmc's event hash (0 when unselected)
     entropy_fingerprints: np.ndarray  # per event, when logp was scored
     users: List[Any]
-    messages: List[Tuple[Any, Any]]
-    max_candidates: int
-    reranker: Optional[Reranker]
+    messages: List[Tuple[Any, Any]]  # (user, message) per event
+    max_candidates: int = 0
+    reranker: Optional[Reranker] = None
+    reranking: List[Tuple[int, _Event]] = field(default_factory=list)  # events with results
 
 
-def log_stats(path: str, events: LogEvents, reranker: Optional[Reranker] = None) -> LogStats:
-    """Rows for every event; the reranker is fitted on the log unless one is given."""
-    rows = np.zeros((len(events.targets), len(STAT_NAMES)))
-    skipped = np.array(events.skipped, dtype=bool)
-    chosen = np.flatnonzero(~skipped)
-    pick = (lambda column: [column[i] for i in chosen]) if skipped.any() else (lambda column: column)
-    users, messages, targets = pick(events.users), pick(events.messages), pick(events.targets)
-    rows[:, COLUMN["skipped"]] = skipped
-    rows[chosen, COLUMN["tokens"]] = 1
-    user_changes = _changes(users)
-    rows[chosen, COLUMN["users"]] = user_changes
-    rows[chosen, COLUMN["messages"]] = user_changes | _changes(messages)
-    lengths = np.array([len(target) for target in targets], dtype=np.float64)
-    rows[chosen, COLUMN["characters"]] = lengths
-    fingerprints = np.zeros(len(rows), dtype=np.uint64)
-    fingerprints[chosen] = event_hashes(users, messages, pick(events.tokens), targets)
-    ranks = np.array(events.ranks)[chosen]
+def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None) -> LogStats:
+    """Rows for every event of a JSON Lines log; the reranker is fitted on the log
+    unless one is given. The log is read in chunks of a few hundred kilobytes, each
+    decoded by msgspec straight into the fields the statistics read and turned into rows
+    at once, so a large log never exists as Python objects."""
+    stats = _joined(path, (_chunk_stats(path, first_line, chunk)
+                           for first_line, chunk in _line_chunks(data)))
+    if not stats.users:
+        raise InputError(f"{path}: no events; expected an LM Challenge log (JSON Lines)")
+    if stats.reranking:
+        indices = [i for i, _ in stats.reranking]
+        candidates = [event for _, event in stats.reranking]
+        error, lm = _candidate_matrix(candidates, 1), _candidate_matrix(candidates, 2)
+        stats.max_candidates = error.shape[1]
+        stats.reranker = reranker or fit_reranker(error, lm)
+        stats.rows[indices, COLUMN["reranking.base_correct"]] = top_is_first(error)
+        stats.rows[indices, COLUMN["reranking.correct"]] = top_is_first(stats.reranker(error, lm))
+    return stats
+
+
+def _joined(path: str, parts: Iterator[LogStats]) -> LogStats:
+    """The chunks' stats end to end. A chunk counts a new user and message at its first
+    selected event; that is corrected against the last selected event before it."""
+    joined = LogStats(path, np.zeros((0, len(STAT_NAMES))), np.zeros(0, dtype=np.uint64),
+                      np.zeros(0, dtype=np.uint64), [], [])
+    rows, fingerprints, entropy_fingerprints = [], [], []
+    previous: Optional[Tuple[Any, Any]] = None  # (user, message) of the last selected event
+    with paused_gc():
+        for part in parts:
+            selected = np.flatnonzero(part.rows[:, COLUMN["tokens"]])
+            if len(selected):
+                first = selected[0]
+                if previous is not None:
+                    part.rows[first, COLUMN["users"]] = part.users[first] != previous[0]
+                    part.rows[first, COLUMN["messages"]] = part.messages[first] != previous
+                previous = part.messages[selected[-1]]
+            joined.reranking += [(len(joined.users) + i, event) for i, event in part.reranking]
+            rows.append(part.rows)
+            fingerprints.append(part.fingerprints)
+            entropy_fingerprints.append(part.entropy_fingerprints)
+            joined.users += part.users
+            joined.messages += part.messages
+    if rows:
+        joined.rows = np.concatenate(rows)
+        joined.fingerprints = np.concatenate(fingerprints)
+        joined.entropy_fingerprints = np.concatenate(entropy_fingerprints)
+    return joined
+
+
+def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
+    """The rows of one chunk of a log (reranking aside), a field at a time."""
+    with paused_gc():
+        try:
+            events = _DECODER.decode_lines(chunk)
+        except msgspec.DecodeError:
+            events = _decode_each_line(path, chunk, first_line)
+        rows = np.zeros((len(events), len(STAT_NAMES)))
+        skipped = np.array([not event.select for event in events], dtype=bool)
+        chosen = np.flatnonzero(~skipped)
+        all_users = [event.user for event in events]
+        all_messages = list(zip(all_users, [event.message for event in events]))
+        picked = [events[i] for i in chosen] if skipped.any() else events
+        users = [event.user for event in picked]
+        messages = [event.message for event in picked]
+        targets = [event.target for event in picked]
+        rows[:, COLUMN["skipped"]] = skipped
+        rows[chosen, COLUMN["tokens"]] = 1
+        user_changes = _changes(users)
+        rows[chosen, COLUMN["users"]] = user_changes
+        rows[chosen, COLUMN["messages"]] = user_changes | _changes(messages)
+        lengths = np.array([len(target) for target in targets], dtype=np.float64)
+        rows[chosen, COLUMN["characters"]] = lengths
+        fingerprints = np.zeros(len(rows), dtype=np.uint64)
+        fingerprints[chosen] = event_hashes(users, messages, [event.token for event in picked],
+                                            targets)
+        _add_predictions(rows, chosen, [event.completions for event in picked], targets)
+        logps = _logps(path, [event.logp for event in picked])
+        scored = ~np.isnan(logps)
+        entropy_rows = chosen[scored]
+        rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
+        rows[entropy_rows, COLUMN["entropy.tokens"]] = 1
+        rows[entropy_rows, COLUMN["entropy.characters"]] = lengths[scored]
+        entropy_fingerprints = np.zeros(len(rows), dtype=np.uint64)
+        entropy_fingerprints[entropy_rows] = fingerprints[entropy_rows]
+        reranking = [(int(i), events[i]) for i in chosen if events[i].results is not None]
+    return LogStats(path, rows, fingerprints, entropy_fingerprints, all_users, all_messages,
+                    reranking=reranking)
+
+
+def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any],
+                     targets: List[str]) -> None:
+    """Next-word prediction ranks (from completions[0]) and word completion."""
+    ranks = [words[0].index(target) + 1 if words is not None and target in words[0] else 0
+             for words, target in zip(completions, targets)]
+    # a rank within the top two is a completion before any character is typed
+    starts = np.array([0 if 0 < rank <= COMPLETION_MAX_RANK
+                       else -1 if words is None else _completed_at(words, target, 1)
+                       for words, target, rank in zip(completions, targets, ranks)],
+                      dtype=np.int64)
+    ranks = np.array(ranks, dtype=np.int64)
     hit = ranks > 0
     rows[chosen[hit], COLUMN["prediction.srr"]] = 1 / ranks[hit]
     rows[chosen, COLUMN["prediction.hit"]] = hit
     for n in HIT_RANKS:
         rows[chosen, COLUMN[f"prediction.hit{n}"]] = hit & (ranks <= n)
-    starts = np.array(events.completed_at)[chosen]
     completed = starts >= 0
+    lengths = np.array([len(target) for target in targets], dtype=np.int64)
     rows[chosen[completed], COLUMN["completion.characters"]] = (lengths - starts)[completed]
     rows[chosen, COLUMN["completion.tokens"]] = completed
-    logps = _logps(path, pick(events.logps))
-    scored = ~np.isnan(logps)
-    entropy_rows = chosen[scored]
-    rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
-    rows[entropy_rows, COLUMN["entropy.tokens"]] = 1
-    rows[entropy_rows, COLUMN["entropy.characters"]] = lengths[scored]
-    entropy_fingerprints = np.zeros(len(rows), dtype=np.uint64)
-    entropy_fingerprints[entropy_rows] = fingerprints[entropy_rows]
-    reranked = [(i, event) for i, event in events.reranking if not skipped[i]]
-    max_candidates = 0
-    if reranked:
-        indices = [i for i, _ in reranked]
-        candidates = [event for _, event in reranked]
-        error, lm = _candidate_matrix(candidates, 1), _candidate_matrix(candidates, 2)
-        max_candidates = error.shape[1]
-        reranker = reranker or fit_reranker(error, lm)
-        rows[indices, COLUMN["reranking.base_correct"]] = top_is_first(error)
-        rows[indices, COLUMN["reranking.correct"]] = top_is_first(reranker(error, lm))
-    return LogStats(path, rows, fingerprints, entropy_fingerprints, list(events.users),
-                    list(zip(events.users, events.messages)), max_candidates,
-                    reranker if reranked else None)
 
 
 def _changes(keys: List[Any]) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from evalproto import lmlogs, surprisals
 from evalproto.errors import InputError
-from evalproto.readers import paused_gc, read_bytes
+from evalproto.readers import read_bytes
 from evalproto.resampling import (
     approximate_randomization,
     bootstrap_counts,
@@ -51,8 +51,7 @@ def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool 
             lambda total, mask: surprisals.surprisal_summary(total, len(run_starts(
                 sentences if mask is None else [s for s, keep in zip(sentences, mask) if keep]))),
             surprisals.surprisal_rates)
-    with paused_gc():
-        stats = lmlogs.log_stats(path, lmlogs.parse_log(path, data), reranker)
+    stats = lmlogs.log_stats(path, data, reranker)
     if not (stats.rows[:, lmlogs.COLUMN["tokens"]] == 1).any():
         raise InputError(f"{path}: every event is unselected; there is nothing to score")
     summary = lmlogs.raw_summary if raw else lmlogs.human_summary

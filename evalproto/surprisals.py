@@ -21,7 +21,8 @@ STAT_NAMES = ("bits", "tokens")
 
 
 def is_surprisal_table(data: bytes) -> bool:
-    first = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
+    end = data.find(b"\n")
+    first = data[:None if end < 0 else end].decode("utf-8", errors="replace").lstrip("\ufeff")
     return first.rstrip("\r").split("\t") == HEADER
 
 

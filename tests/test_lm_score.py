@@ -185,6 +185,17 @@ def test_lines_are_counted_across_the_chunks_a_log_is_decoded_in(tmp_path, monke
     assert json.loads(chunked.output)["tokens"] == 20
 
 
+@pytest.mark.parametrize("name, options", [
+    ("grep", ["--raw"]), ("wr", ["--raw"]), ("users", ["--by", "user"]), ("we", ["-ci"])])
+def test_chunks_do_not_change_the_results(logs, monkeypatch, name, options):
+    """Users, messages, unselected events and the reranking fit span chunk boundaries;
+    read in 300-byte chunks, the log gives the same output."""
+    whole = run_cli("lm-score", logs[name], "-f", "json", *options)
+    assert whole.exit_code == 0, whole.output
+    monkeypatch.setattr(lmlogs, "_CHUNK_BYTES", 300)
+    assert run_cli("lm-score", logs[name], "-f", "json", *options).output == whole.output
+
+
 def test_bad_rerank_params_are_a_usage_error(logs):
     result = run_cli("lm-score", logs["wr"], "--rerank-params", "0.5")
     assert result.exit_code == 2 and "expected two numbers ALPHA,BETA" in result.output
