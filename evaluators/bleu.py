@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from functools import lru_cache
+from itertools import chain
 from typing import Any, List, Optional, Sequence, Tuple
 
 import click
@@ -33,8 +34,6 @@ TOKENIZERS = {
 }
 EXTRAS = {"ja-mecab": "ja", "ko-mecab": "ko"}
 SMOOTH_METHODS = tuple(SacreBLEU.SMOOTH_DEFAULTS)
-
-NgramCounts = List[Counter]
 
 
 def load_tokenizer(name: str) -> Any:
@@ -94,10 +93,10 @@ class BLEU(Evaluator):
         ref_counts, ref_lens = self._reference_info(tuple(refs))
         tokens = self._tokens(hyp)
         hyp_len = len(tokens)
-        correct = []
-        for hyp_ngrams, ref_ngrams in zip(self._ngram_counts(tokens), ref_counts):
-            correct.append(sum(min(count, ref_ngrams[ngram])
-                               for ngram, count in hyp_ngrams.items() if ngram in ref_ngrams))
+        hyp_counts = self._ngram_counts(tokens)
+        correct = [0] * self.max_order
+        for ngram in hyp_counts.keys() & ref_counts.keys():
+            correct[len(ngram) - 1] += min(hyp_counts[ngram], ref_counts[ngram])
         total = [max(hyp_len - n, 0) for n in range(self.max_order)]
         closest_ref_len = min(ref_lens, key=lambda length: (abs(hyp_len - length), length))
         return [hyp_len, closest_ref_len, *correct, *total]
@@ -143,24 +142,26 @@ class BLEU(Evaluator):
             text = text.lower()
         return self.tokenizer(text.rstrip()).split()
 
-    def _ngram_counts(self, tokens: List[str]) -> NgramCounts:
-        return [Counter(zip(*(tokens[i:] for i in range(n))))
-                for n in range(1, self.max_order + 1)]
+    def _ngram_counts(self, tokens: List[str]) -> Counter:
+        """The n-grams of every order up to max_order, as tuples, in one Counter."""
+        return Counter(chain.from_iterable(zip(*(tokens[i:] for i in range(n)))
+                                           for n in range(1, self.max_order + 1)))
 
-    def _read_references(self, refs: Tuple[str, ...]) -> Tuple[NgramCounts, List[int]]:
+    def _read_references(self, refs: Tuple[str, ...]) -> Tuple[Counter, List[int]]:
         """Each n-gram's largest count in any reference, and every reference's length."""
-        merged: Optional[NgramCounts] = None
+        merged: Counter = Counter()
         lengths = []
         for ref in refs:
             tokens = self._tokens(ref)
             lengths.append(len(tokens))
             counts = self._ngram_counts(tokens)
-            if merged is None:
+            if not merged:
                 merged = counts
-            else:
-                for merged_order, order_counts in zip(merged, counts):
-                    merged_order |= order_counts
-        return merged or [], lengths
+                continue
+            for ngram, count in counts.items():
+                if count > merged[ngram]:
+                    merged[ngram] = count
+        return merged, lengths
 
 
 def bleu_scores(sys_len: np.ndarray, ref_len: np.ndarray, correct: np.ndarray,
