@@ -41,8 +41,6 @@ STAT_NAMES = (
 )
 COLUMN = {name: i for i, name in enumerate(STAT_NAMES)}
 _MASK32 = 0xFFFFFFFF
-
-
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _HASHABLE_TYPES = frozenset({str, int, bool, type(None)})
 
@@ -138,7 +136,7 @@ def _decode_each_line(path: str, chunk: bytes, first_line: int) -> List[_Event]:
     return events
 
 
-def _completed_at(completions: List[List[str]], target: str, first: int = 0) -> int:
+def _completed_at(completions: List[List[str]], target: str, first: int) -> int:
     """How many characters were typed (from `first` on) before the rest of the word was
     among the top two completions, or -1 if it never was."""
     start = first
