@@ -19,8 +19,10 @@ import hashlib
 import math
 import operator
 import struct
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import msgspec
@@ -43,6 +45,7 @@ COLUMN = {name: i for i, name in enumerate(STAT_NAMES)}
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _HASHABLE_TYPES = frozenset({str, int, bool, type(None)})
+_LOGP_TYPES = frozenset({int, float, type(None)})
 
 
 @lru_cache(maxsize=2 ** 16)
@@ -279,7 +282,7 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
         fingerprints[chosen] = event_hashes(users, messages, [event.token for event in picked],
                                             targets)
         _add_predictions(rows, chosen, [event.completions for event in picked], targets)
-        logps = _logps(path, [event.logp for event in picked])
+        logps = _logps(path, chunk, first_line, chosen, [event.logp for event in picked])
         scored = ~np.isnan(logps)
         entropy_rows = chosen[scored]
         rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
@@ -320,16 +323,27 @@ def _changes(keys: List[Any]) -> np.ndarray:
                        count=len(keys))
 
 
-def _logps(path: str, values: List[Any]) -> np.ndarray:
+def _logps(path: str, chunk: bytes, first_line: int, chosen: np.ndarray,
+           values: List[Any]) -> np.ndarray:
     """Each event's logp, NaN where it is null (not scored)."""
     try:
-        return np.array([math.nan if value is None else value for value in values],
-                        dtype=np.float64)
-    except (TypeError, ValueError):
-        bad = next(value for value in values
-                   if value is not None and not isinstance(value, (int, float)))
-        raise InputError(f"{path}: expected every 'logp' to be a number or null, "
-                         f"found {bad!r}") from None
+        if set(map(type, values)) <= _LOGP_TYPES:
+            return np.array([math.nan if value is None else value for value in values],
+                            dtype=np.float64)
+    except OverflowError:  # an integer too large for a float
+        pass
+    index, value = next((index, value) for index, value in zip(chosen, values)
+                        if type(value) not in _LOGP_TYPES
+                        or (type(value) is int and abs(value) > sys.float_info.max))
+    raise InputError(f"{path}: line {_line_number(chunk, first_line, index)}: expected "
+                     f"'logp' to be a number or null, found {value!r}")
+
+
+def _line_number(chunk: bytes, first_line: int, index: int) -> int:
+    """The line that holds a chunk's event `index` (blank lines hold none)."""
+    numbers = (number for number, line in enumerate(chunk.split(b"\n"), first_line)
+               if line and not line.isspace())
+    return next(islice(numbers, index, None))
 
 
 def fingerprint(hashes: np.ndarray) -> int:

@@ -157,8 +157,12 @@ def test_text_output_lists_the_statistics(logs):
     ('{"target": "a", "user": null}\nnot json\n', "line 2: not JSON"),
     ('{"user": null}\n', "line 1: expected an LM Challenge event"),
     ('{"target": "a"}\n\n{"target": 5}\n', "line 3: expected an LM Challenge event"),
-    ('{"target": "a", "logp": "low"}\n', "expected every 'logp' to be a number or null, "
-                                          "found 'low'"),
+    ('{"target": "a", "logp": -1}\n\n{"target": "b", "logp": "-1.5"}\n',
+     "line 3: expected 'logp' to be a number or null, found '-1.5'"),
+    ('{"target": "a", "select": false, "logp": true}\n{"target": "b", "logp": -2.5}\n'
+     '{"target": "c", "logp": ' + "9" * 400 + "}\n", "line 3: expected 'logp' to be a number"),
+    ('{"target": "a"}\n{"target": "b", "logp": 1e999999}\n', "line 2: expected an LM "
+     "Challenge event, a JSON object with a string 'target' (Number out of range"),
     ("", "no events"),
     ('{"target": "a", "select": false}\n', "every event is unselected"),
 ])
