@@ -256,47 +256,48 @@ def _joined(path: str, parts: Iterator[LogStats]) -> LogStats:
 
 
 def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
-    """The rows of one chunk of a log (reranking aside), a field at a time."""
-    with paused_gc():
-        try:
-            events = _DECODER.decode_lines(chunk)
-        except msgspec.DecodeError:
-            events = _decode_each_line(path, chunk, first_line)
-        rows = np.zeros((len(events), len(STAT_NAMES)))
-        skipped = np.array([not event.select for event in events], dtype=bool)
-        chosen = np.flatnonzero(~skipped)
-        all_users = [event.user for event in events]
-        all_messages = list(zip(all_users, [event.message for event in events]))
-        picked = [events[i] for i in chosen] if skipped.any() else events
-        users = [event.user for event in picked]
-        messages = [event.message for event in picked]
-        targets = [event.target for event in picked]
-        rows[:, COLUMN["skipped"]] = skipped
-        rows[chosen, COLUMN["tokens"]] = 1
-        user_changes = _changes(users)
-        rows[chosen, COLUMN["users"]] = user_changes
-        rows[chosen, COLUMN["messages"]] = user_changes | _changes(messages)
-        lengths = np.array([len(target) for target in targets], dtype=np.float64)
-        rows[chosen, COLUMN["characters"]] = lengths
-        fingerprints = np.zeros(len(rows), dtype=np.uint64)
-        fingerprints[chosen] = event_hashes(users, messages, [event.token for event in picked],
-                                            targets)
-        _add_predictions(rows, chosen, [event.completions for event in picked], targets)
-        logps = _logps(path, chunk, first_line, chosen, [event.logp for event in picked])
-        scored = ~np.isnan(logps)
-        entropy_rows = chosen[scored]
-        rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
-        rows[entropy_rows, COLUMN["entropy.tokens"]] = 1
-        rows[entropy_rows, COLUMN["entropy.characters"]] = lengths[scored]
-        entropy_fingerprints = np.zeros(len(rows), dtype=np.uint64)
-        entropy_fingerprints[entropy_rows] = fingerprints[entropy_rows]
-        reranking = [(int(i), events[i]) for i in chosen if events[i].results is not None]
+    """The rows of one chunk of a log (reranking aside), a field at a time (under the
+    caller's paused_gc)."""
+    try:
+        events = _DECODER.decode_lines(chunk)
+    except msgspec.DecodeError:
+        events = _decode_each_line(path, chunk, first_line)
+    rows = np.zeros((len(events), len(STAT_NAMES)))
+    skipped = np.array([not event.select for event in events], dtype=bool)
+    chosen = np.flatnonzero(~skipped)
+    all_users = [event.user for event in events]
+    all_messages = list(zip(all_users, [event.message for event in events]))
+    picked = [events[i] for i in chosen] if skipped.any() else events
+    users = [event.user for event in picked]
+    messages = [event.message for event in picked]
+    targets = [event.target for event in picked]
+    rows[:, COLUMN["skipped"]] = skipped
+    rows[chosen, COLUMN["tokens"]] = 1
+    user_changes = _changes(users)
+    rows[chosen, COLUMN["users"]] = user_changes
+    rows[chosen, COLUMN["messages"]] = user_changes | _changes(messages)
+    lengths = np.array([len(target) for target in targets], dtype=np.float64)
+    rows[chosen, COLUMN["characters"]] = lengths
+    fingerprints = np.zeros(len(rows), dtype=np.uint64)
+    fingerprints[chosen] = event_hashes(users, messages, [event.token for event in picked],
+                                        targets)
+    _add_predictions(rows, chosen, [event.completions for event in picked], targets,
+                     lengths)
+    logps = _logps(path, chunk, first_line, chosen, [event.logp for event in picked])
+    scored = ~np.isnan(logps)
+    entropy_rows = chosen[scored]
+    rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
+    rows[entropy_rows, COLUMN["entropy.tokens"]] = 1
+    rows[entropy_rows, COLUMN["entropy.characters"]] = lengths[scored]
+    entropy_fingerprints = np.zeros(len(rows), dtype=np.uint64)
+    entropy_fingerprints[entropy_rows] = fingerprints[entropy_rows]
+    reranking = [(int(i), events[i]) for i in chosen if events[i].results is not None]
     return LogStats(path, rows, fingerprints, entropy_fingerprints, all_users, all_messages,
                     reranking=reranking)
 
 
 def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any],
-                     targets: List[str]) -> None:
+                     targets: List[str], lengths: np.ndarray) -> None:
     """Next-word prediction ranks (from completions[0]) and word completion."""
     ranks = [words[0].index(target) + 1 if words is not None and target in words[0] else 0
              for words, target in zip(completions, targets)]
@@ -312,7 +313,6 @@ def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any
     for n in HIT_RANKS:
         rows[chosen, COLUMN[f"prediction.hit{n}"]] = hit & (ranks <= n)
     completed = starts >= 0
-    lengths = np.array([len(target) for target in targets], dtype=np.int64)
     rows[chosen[completed], COLUMN["completion.characters"]] = (lengths - starts)[completed]
     rows[chosen, COLUMN["completion.tokens"]] = completed
 
