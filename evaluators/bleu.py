@@ -2,9 +2,11 @@
 
 The tokenizers and `compute_bleu` are sacrebleu's own; the n-gram counting is ours,
 with the same semantics (clipped counts against the per-n-gram maximum over the
-references, the closest reference length with ties going to the shorter one), and
-with reference preprocessing cached so that a tuner sending the same references
-with a hundred hypotheses pays for them once.
+references, the closest reference length with ties going to the shorter one). It
+comes twice: one segment at a time for the protocol, with reference preprocessing
+cached so that a tuner sending the same references with a hundred hypotheses pays for
+them once, and a corpus at a time with numpy (`stats_batch`, see bulk_ngrams).
+tests/test_bulk_ngrams.py checks the two give equal rows.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import numpy as np
 from sacrebleu.metrics.bleu import BLEU as SacreBLEU
 
 from evalproto.errors import SetupError
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evaluators.bulk_ngrams import Sequences, count_ngrams, matches, reference_owners
 from evaluators.fast_13a import FastTokenizer13a
 
 TOKENIZERS = {
@@ -101,6 +104,25 @@ class BLEU(Evaluator):
         closest_ref_len = min(ref_lens, key=lambda length: (abs(hyp_len - length), length))
         return [hyp_len, closest_ref_len, *correct, *total]
 
+    def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
+        """`stats` of many items, counted together (see bulk_ngrams)."""
+        ref_owner = reference_owners(items)
+        hyps = len(items)
+        sequences = Sequences.of_tokens([self._tokens(hyp) for _, hyp in items]
+                                        + [self._tokens(ref) for refs, _ in items
+                                           for ref in refs])
+        hyp_len = sequences.lengths[:hyps]
+        rows = np.zeros((hyps, len(self.stat_names)))
+        rows[:, 0] = hyp_len
+        rows[:, 1] = closest_lengths(hyp_len, sequences.lengths[hyps:], ref_owner)
+        for n, counts in enumerate(count_ngrams(sequences, self.max_order)):
+            found = matches(counts, hyps, ref_owner)
+            clipped = np.zeros(len(found.hyp_sequence))
+            np.maximum.at(clipped, found.hyp_pair, found.count)  # the best reference's
+            rows[:, 2 + n] = np.bincount(found.hyp_sequence, weights=clipped, minlength=hyps)
+            rows[:, 2 + self.max_order + n] = np.maximum(hyp_len - n, 0)
+        return rows
+
     def score(self, vector: np.ndarray) -> float:
         return float(self.score_many(vector[None, :])[0])
 
@@ -162,6 +184,15 @@ class BLEU(Evaluator):
                 if count > merged[ngram]:
                     merged[ngram] = count
         return merged, lengths
+
+
+def closest_lengths(hyp_len: np.ndarray, ref_len: np.ndarray,
+                    ref_owner: np.ndarray) -> np.ndarray:
+    """Per hypothesis, the length of the reference closest to it, the shorter on a tie;
+    reference r belongs to hypothesis ref_owner[r] (a non-decreasing array)."""
+    preference = np.lexsort((ref_len, np.abs(hyp_len[ref_owner] - ref_len), ref_owner))
+    firsts = np.searchsorted(ref_owner[preference], np.arange(len(hyp_len)))
+    return ref_len[preference][firsts]
 
 
 def bleu_scores(sys_len: np.ndarray, ref_len: np.ndarray, correct: np.ndarray,

@@ -4,6 +4,8 @@ The statistics are [hyp, ref, match] n-gram counts per character order, then per
 order. With several references the segment keeps the statistics of the reference with
 the best segment-level F score, as sacrebleu does. The F computation below performs
 sacrebleu's float operations in sacrebleu's order, so scores agree to the last bit.
+Like BLEU's, the counting comes one segment at a time (for the protocol) and a corpus
+at a time with numpy (`stats_batch`), with equal rows.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import click
 import numpy as np
 
 from evalproto.errors import SetupError
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evaluators.bulk_ngrams import Sequences, count_ngrams, matches, reference_owners
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16
@@ -77,8 +80,7 @@ class CHRF(Evaluator):
 
     def stats(self, refs: Sequence[str], hyp: str) -> List[int]:
         hyp_ngrams = self._ngrams(hyp)
-        best_stats: List[int] = []
-        best_f = -1.0
+        per_reference = []
         for ref_ngrams in self._reference_ngrams(tuple(refs)):
             stats = []
             for hyp_counts, ref_counts in zip(hyp_ngrams, ref_ngrams):
@@ -86,15 +88,51 @@ class CHRF(Evaluator):
                             for ngram, count in hyp_counts.items() if ngram in ref_counts)
                 stats += [sum(hyp_counts.values()) if ref_counts else 0,
                           sum(ref_counts.values()), match]
-            f_score = self._f_score(stats)
-            if f_score > best_f:
-                best_f, best_stats = f_score, stats
-        return best_stats
+            per_reference.append(stats)
+        if len(per_reference) == 1:
+            return per_reference[0]
+        return per_reference[int(np.argmax(self.f_scores(np.array(per_reference))))]
+
+    def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
+        """`stats` of many items, counted together (see bulk_ngrams)."""
+        ref_owner = reference_owners(items)
+        hyps = len(items)
+        texts = [self._cased(hyp) for _, hyp in items] + [
+            self._cased(ref) for refs, _ in items for ref in refs]
+        counts = []
+        if self.char_order:
+            chars = Sequences.of_characters(texts if self.whitespace
+                                            else ["".join(text.split()) for text in texts])
+            counts += count_ngrams(chars, self.char_order)
+        if self.word_order:
+            words = Sequences.of_tokens([split_punctuation(text) for text in texts])
+            counts += count_ngrams(words, self.word_order)
+        per_reference = np.zeros((len(ref_owner), len(self.stat_names)))
+        for i, order_counts in enumerate(counts):
+            totals = np.bincount(order_counts.sequence, weights=order_counts.count,
+                                 minlength=hyps + len(ref_owner))
+            ref_totals = totals[hyps:]
+            found = matches(order_counts, hyps, ref_owner)
+            per_reference[:, 3 * i] = np.where(ref_totals > 0, totals[ref_owner], 0)
+            per_reference[:, 3 * i + 1] = ref_totals
+            per_reference[:, 3 * i + 2] = np.bincount(found.reference, weights=found.count,
+                                                      minlength=len(ref_owner))
+        # Each item keeps its first reference with the best F: sort by item, then by
+        # descending F, then by position, and take the first of each item.
+        ranked = np.lexsort((np.arange(len(ref_owner)), -self.f_scores(per_reference),
+                             ref_owner))
+        return per_reference[ranked[np.searchsorted(ref_owner[ranked], np.arange(hyps))]]
 
     def score(self, vector: np.ndarray) -> float:
-        if (vector < 0).any():
+        return float(self.score_many(vector[None, :])[0])
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.asarray(vectors, dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
+            return super().score_many(vectors)  # the usual error for a malformed request
+        if (vectors < 0).any():
             raise ValueError("chrF statistics are counts and cannot be negative")
-        return self._f_score(vector.tolist())
+        return self.f_scores(vectors)
 
     def signature_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
@@ -108,9 +146,11 @@ class CHRF(Evaluator):
             fields["beta"] = self.beta
         return fields
 
+    def _cased(self, text: str) -> str:
+        return text.lower() if self.lowercase else text
+
     def _ngrams(self, text: str) -> Ngrams:
-        if self.lowercase:
-            text = text.lower()
+        text = self._cased(text)
         chars = text if self.whitespace else "".join(text.split())
         ngrams = [Counter(chars[i:i + n] for i in range(len(chars) - n + 1))
                   for n in range(1, self.char_order + 1)]
@@ -123,35 +163,32 @@ class CHRF(Evaluator):
     def _read_references(self, refs: Tuple[str, ...]) -> List[Ngrams]:
         return [self._ngrams(ref) for ref in refs]
 
-    def _f_score(self, stats: Sequence[float]) -> float:
-        """sacrebleu's chrF from [hyp, ref, match] triples, operation for operation."""
+    def f_scores(self, stats: np.ndarray) -> np.ndarray:
+        """sacrebleu's chrF of each row of [hyp, ref, match] triples, with its float
+        operations in its order, so that scores agree to the last bit."""
         factor = self.beta ** 2
-        score = 0.0
-        avg_precision = avg_recall = 0.0
-        effective_order = 0
-        for i in range(self.char_order + self.word_order):
-            n_hyp, n_ref, n_match = stats[3 * i:3 * i + 3]
-            precision = n_match / n_hyp if n_hyp > 0 else _EPSILON
-            recall = n_match / n_ref if n_ref > 0 else _EPSILON
-            denominator = factor * precision + recall
-            score += ((1 + factor) * precision * recall / denominator) if denominator > 0 \
-                else _EPSILON
-            if n_hyp > 0 and n_ref > 0:
-                avg_precision += precision
-                avg_recall += recall
-                effective_order += 1
-        if self.eps_smoothing:
-            return 100 * score / (self.char_order + self.word_order)
-        if effective_order == 0:
-            avg_precision = avg_recall = 0.0
-        else:
-            avg_precision /= effective_order
-            avg_recall /= effective_order
-        if avg_precision + avg_recall:
-            score = (1 + factor) * avg_precision * avg_recall
-            score /= (factor * avg_precision) + avg_recall
-            return 100 * score
-        return 0.0
+        orders = self.char_order + self.word_order
+        score, avg_precision, avg_recall = (np.zeros(len(stats)) for _ in range(3))
+        effective_order = np.zeros(len(stats), dtype=np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # where masked out below
+            for i in range(orders):
+                n_hyp, n_ref, n_match = stats[:, 3 * i], stats[:, 3 * i + 1], stats[:, 3 * i + 2]
+                precision = np.where(n_hyp > 0, n_match / n_hyp, _EPSILON)
+                recall = np.where(n_ref > 0, n_match / n_ref, _EPSILON)
+                denominator = factor * precision + recall
+                score += np.where(denominator > 0,
+                                  (1 + factor) * precision * recall / denominator, _EPSILON)
+                both = (n_hyp > 0) & (n_ref > 0)
+                avg_precision += np.where(both, precision, 0.0)
+                avg_recall += np.where(both, recall, 0.0)
+                effective_order += both
+            if self.eps_smoothing:
+                return 100 * score / orders
+            avg_precision = np.where(effective_order > 0, avg_precision / effective_order, 0.0)
+            avg_recall = np.where(effective_order > 0, avg_recall / effective_order, 0.0)
+            f_score = (1 + factor) * avg_precision * avg_recall
+            f_score /= (factor * avg_precision) + avg_recall
+        return np.where(avg_precision + avg_recall != 0, 100 * f_score, 0.0)
 
 
 if __name__ == "__main__":

@@ -109,3 +109,42 @@ def test_stats_of_the_wrong_length_are_an_error_not_a_number():
 
     with pytest.raises(EvaluatorError, match="failed on item 1: .*returned 1 numbers"):
         Broken().stats_many([(["ref"], "hyp")])
+
+
+class Counting(Evaluator):
+    """One stat, the hypothesis length; its batch path can be made to fail."""
+
+    name = "counting"
+    stat_names = ("length",)
+    batch_error = None
+
+    def stats(self, refs, hyp):
+        if hyp == "bad":
+            raise ValueError("a bad hypothesis")
+        return [len(hyp)]
+
+    def stats_batch(self, items):
+        if self.batch_error:
+            raise self.batch_error
+        return super().stats_batch(items)
+
+    def score(self, vector):
+        return float(vector[0])
+
+
+def test_a_failing_batch_names_the_item_that_fails_alone():
+    counting = Counting()
+    counting.batch_error = TypeError("somewhere in the batch")
+    with pytest.raises(EvaluatorError, match="failed on item 2: a bad hypothesis"):
+        counting.stats_many([(["r"], "fine"), (["r"], "bad")])
+
+
+def test_a_batch_error_no_item_explains_is_not_swallowed():
+    counting = Counting()
+    counting.batch_error = TypeError("a bug in the batch path")
+    with pytest.raises(TypeError, match="a bug in the batch path"):
+        counting.stats_many([(["r"], "fine"), (["r"], "also fine")])
+
+
+def test_the_default_batch_scores_item_by_item():
+    assert Counting().stats_many([(["r"], "ab"), (["r"], "abc")]).tolist() == [[2.0], [3.0]]

@@ -1,0 +1,114 @@
+"""N-gram counts of many sequences at once, with numpy sorts instead of Counters.
+
+Counting one segment at a time costs a Python dict insertion per n-gram, which is
+most of BLEU's and chrF's time on a corpus. Here every n-gram of a batch becomes one
+integer code and a sort counts them all. The codes are exact (two n-grams share a code
+only when they are equal), so the counts are the Counters' counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+_KEY_LIMIT = 2 ** 62
+"""Keys (sequence, code) are packed in one int64 and kept below this bound."""
+
+
+def _lengths(sequences: Sequence[Sequence[str]]) -> np.ndarray:
+    return np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+
+
+def reference_owners(items: Sequence[Tuple[Sequence[str], str]]) -> np.ndarray:
+    """For all items' references listed one after another, the item each belongs to."""
+    refs_per_item = np.fromiter((len(refs) for refs, _ in items), dtype=np.int64,
+                                count=len(items))
+    if not refs_per_item.all():
+        raise ValueError("a segment needs at least one reference")
+    return np.repeat(np.arange(len(items)), refs_per_item)
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """Many sequences end to end, as ids in [0, vocabulary); equal tokens share an id."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+    vocabulary: int
+
+    @classmethod
+    def of_tokens(cls, sequences: Sequence[Sequence[str]]) -> Sequences:
+        flat = list(chain.from_iterable(sequences))
+        index = {token: number for number, token in enumerate(dict.fromkeys(flat))}
+        ids = np.fromiter(map(index.__getitem__, flat), dtype=np.int64, count=len(flat))
+        return cls(ids, _lengths(sequences), len(index))
+
+    @classmethod
+    def of_characters(cls, texts: Sequence[str]) -> Sequences:
+        points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        alphabet, ids = np.unique(points, return_inverse=True)
+        return cls(ids.astype(np.int64), _lengths(texts), len(alphabet))
+
+
+@dataclass(frozen=True)
+class NgramCounts:
+    """The distinct (sequence, n-gram) pairs of one order, sorted, and their counts.
+    Codes are below `width` and comparable across all sequences of the batch."""
+
+    sequence: np.ndarray
+    code: np.ndarray
+    count: np.ndarray
+    width: int
+
+
+def count_ngrams(sequences: Sequences, max_order: int) -> List[NgramCounts]:
+    """The counts of every order from 1 to max_order."""
+    lengths = sequences.lengths
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    end = np.repeat(np.cumsum(lengths), lengths)  # where each position's sequence ends
+    codes = sequences.ids.copy()
+    width = max(sequences.vocabulary, 1)
+    starts = np.arange(len(codes))  # where an n-gram of the current order starts
+    counted = []
+    for n in range(1, max_order + 1):
+        if n > 1:
+            starts = starts[starts + n <= end[starts]]
+            if width * sequences.vocabulary * len(lengths) >= _KEY_LIMIT:
+                distinct, codes[starts] = np.unique(codes[starts], return_inverse=True)
+                width = max(len(distinct), 1)
+            codes[starts] = codes[starts] * sequences.vocabulary + sequences.ids[starts + n - 1]
+            width *= sequences.vocabulary
+        if len(lengths) * width >= _KEY_LIMIT:
+            raise ValueError("too many tokens in one batch to count n-grams exactly")
+        keys, count = np.unique(owner[starts] * width + codes[starts], return_counts=True)
+        counted.append(NgramCounts(keys // width, keys % width, count, width))
+    return counted
+
+
+@dataclass(frozen=True)
+class Matches:
+    """The reference n-grams that their hypothesis has too. Sequences 0..hyps-1 of a
+    batch are the hypotheses; reference r is sequence hyps + r."""
+
+    hyp_sequence: np.ndarray  # the hypothesis of each of the hypotheses' pairs
+    reference: np.ndarray  # per match: the reference
+    hyp_pair: np.ndarray  # per match: the index of the hypothesis' pair
+    count: np.ndarray  # per match: the smaller of the two counts
+
+
+def matches(counts: NgramCounts, hyps: int, ref_owner: np.ndarray) -> Matches:
+    """Joins each reference's pairs with its hypothesis' (ref_owner[r] is the
+    hypothesis of reference r)."""
+    hyp_end = int(np.searchsorted(counts.sequence, hyps))  # the hypotheses' pairs come first
+    hyp_keys = counts.sequence[:hyp_end] * counts.width + counts.code[:hyp_end]
+    references = counts.sequence[hyp_end:] - hyps
+    ref_keys = ref_owner[references] * counts.width + counts.code[hyp_end:]
+    at = np.searchsorted(hyp_keys, ref_keys)
+    found = at < hyp_end
+    found[found] = hyp_keys[at[found]] == ref_keys[found]
+    at = at[found]
+    return Matches(counts.sequence[:hyp_end], references[found], at,
+                   np.minimum(counts.count[hyp_end:][found], counts.count[at]))

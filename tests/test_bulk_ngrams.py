@@ -1,0 +1,120 @@
+"""Counting n-grams in bulk: the same counts as Counters, and BLEU and chrF rows equal
+to the one-by-one path and to sacrebleu's segment statistics, on real text."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from sacrebleu.metrics import BLEU as SacreBLEU
+from sacrebleu.metrics import CHRF as SacreCHRF
+
+import evaluators.bulk_ngrams as bulk_ngrams
+from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
+from evalproto.errors import EvaluatorError
+from evaluators.bleu import BLEU
+from evaluators.bulk_ngrams import Sequences, count_ngrams, matches
+from evaluators.chrf import CHRF
+
+CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
+           "multilingual": (MULTI_REFS, MULTI_HYP)}
+BLEU_OPTIONS = [{}, {"tokenize": "intl", "lowercase": True}, {"tokenize": "zh"},
+                {"tokenize": "char", "max_ngram_order": 6}, {"max_ngram_order": 1},
+                {"tokenize": "none", "max_ngram_order": 2}]
+CHRF_OPTIONS = [{}, {"word_order": 2}, {"char_order": 4, "word_order": 1, "beta": 1},
+                {"lowercase": True, "whitespace": True}, {"char_order": 0, "word_order": 2}]
+AWKWARD_ITEMS = [
+    (["the cat sat on the mat"], ""),  # empty hypothesis
+    ([""], "a hypothesis against an empty reference"),
+    (["", ""], ""),
+    (["a a a a a a", "a a"], "a a a a"),  # clipping takes the largest reference count
+    (["x y z", "x y z w v", "x"], "x y z w"),  # closest length, ties to the shorter
+    (["𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀 beyond the BMP", "ÜBER straße"], "über 😀 Straße 𝔘𝔫𝔦"),
+    (["one"], "one"),
+    (["Punctuation, (brackets) and \"quotes\"!"], "Punctuation (brackets), and quotes!!"),
+]
+
+
+def counter_counts(sequences, n):
+    return [Counter(zip(*(sequence[i:] for i in range(n)))) for sequence in sequences]
+
+
+@pytest.mark.parametrize("key_limit", [bulk_ngrams._KEY_LIMIT, 2 ** 32],
+                         ids=["packed", "renumbered"])
+def test_counts_and_matches_equal_counters(monkeypatch, key_limit):
+    """Each sequence's counts are its Counter's, and matches between any two sequences
+    are their Counters' intersections, which fails if two n-grams share a code or one
+    n-gram gets two. With the lower key limit, codes are renumbered between orders."""
+    monkeypatch.setattr(bulk_ngrams, "_KEY_LIMIT", key_limit)
+    random = np.random.default_rng(7)
+    sequences = [[f"w{value}" for value in random.zipf(1.5, size=random.integers(0, 30))]
+                 for _ in range(300)]
+    hyps = 100
+    ref_owner = np.sort(random.integers(0, hyps, size=len(sequences) - hyps))
+    for n, counts in enumerate(count_ngrams(Sequences.of_tokens(sequences), 5), 1):
+        expected = counter_counts(sequences, n)
+        got = [sorted(counts.count[counts.sequence == s].tolist()) for s in range(300)]
+        assert got == [sorted(counter.values()) for counter in expected]
+        found = matches(counts, hyps, ref_owner)
+        per_reference = np.bincount(found.reference, weights=found.count, minlength=200)
+        assert per_reference.tolist() == [
+            sum((expected[hyps + r] & expected[owner]).values())
+            for r, owner in enumerate(ref_owner)]
+
+
+def test_a_batch_too_large_for_exact_codes_is_refused(monkeypatch):
+    monkeypatch.setattr(bulk_ngrams, "_KEY_LIMIT", 2 ** 10)
+    with pytest.raises(ValueError, match="too many tokens in one batch"):
+        count_ngrams(Sequences.of_tokens([[f"w{i}" for i in range(100)]] * 20), 2)
+
+
+def test_character_sequences_count_code_points():
+    texts = ["abcab", "", "😀a😀a", "ab"]
+    counts = count_ngrams(Sequences.of_characters(texts), 2)
+    assert counts[0].count.sum() == sum(map(len, texts))
+    bigrams = {(sequence, count) for sequence, count in zip(counts[1].sequence, counts[1].count)}
+    assert bigrams == {(0, 2), (0, 1), (2, 2), (2, 1), (3, 1)}
+
+
+def corpus_items(corpus):
+    ref_paths, hyp_path = CORPORA[corpus]
+    refs = [read_lines(path) for path in ref_paths]
+    return refs, read_lines(hyp_path), list(zip(zip(*refs), read_lines(hyp_path)))
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("options", BLEU_OPTIONS, ids=str)
+def test_bleu_rows_equal_one_by_one_and_sacrebleu(corpus, options):
+    refs, hyps, items = corpus_items(corpus)
+    bleu = BLEU(**options)
+    rows = bleu.stats_many(items + AWKWARD_ITEMS)
+    assert rows.tolist() == bleu._stats_one_by_one(items + AWKWARD_ITEMS).tolist()
+    expected = SacreBLEU(**options)._extract_corpus_statistics(hyps, refs)
+    assert rows[:len(items)].tolist() == np.array(expected, dtype=np.float64).tolist()
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("options", CHRF_OPTIONS, ids=str)
+def test_chrf_rows_equal_one_by_one_and_sacrebleu(corpus, options):
+    refs, hyps, items = corpus_items(corpus)
+    chrf = CHRF(**options)
+    rows = chrf.stats_many(items + AWKWARD_ITEMS)
+    assert rows.tolist() == chrf._stats_one_by_one(items + AWKWARD_ITEMS).tolist()
+    expected = SacreCHRF(**options)._extract_corpus_statistics(hyps, refs)
+    assert rows[:len(items)].tolist() == np.array(expected, dtype=np.float64).tolist()
+
+
+def test_chrf_keeps_the_first_of_equally_good_references():
+    chrf = CHRF()
+    same_f = ["the cat", "the cat"]  # equal F, different reference counts would show
+    assert chrf.stats_many([(same_f, "the cat sat")]).tolist() == [
+        chrf.stats(same_f, "the cat sat")]
+    near, far = "the cat sat on the mat", "completely unrelated words"
+    assert chrf.stats_many([([far, near], "the cat sat on a mat")]).tolist() == [
+        chrf.stats([near], "the cat sat on a mat")]
+
+
+@pytest.mark.parametrize("metric", [BLEU(), CHRF()], ids=["bleu", "chrf"])
+def test_a_bad_item_in_a_batch_is_named(metric):
+    items = [(["a b c"], "a b"), (["d e"], "d"), ([], "no references")]
+    with pytest.raises(EvaluatorError, match="failed on item 3: .*at least one reference"):
+        metric.stats_many(items)
