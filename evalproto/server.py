@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Iterator, List, TextIO, Union
 
 import click
 
 from evalproto.errors import EvalprotoError
 from evalproto.protocol import (
     EvalRequest,
+    Request,
     RequestError,
     ScoreRequest,
     format_error,
@@ -30,15 +31,22 @@ if TYPE_CHECKING:
     from evalproto.evaluator import Evaluator
 
 
-def answer(evaluator: Evaluator, line: bytes) -> str:
-    """The reply line for one raw request line; raises RequestError for a bad request."""
+_READ_SIZE = 1 << 16
+
+
+def _parse_line(line: bytes) -> Request:
+    """One raw request line as a request; raises RequestError for a bad one."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RequestError(
             f"request is not valid UTF-8: byte 0x{line[exc.start]:02x} at offset {exc.start}"
         ) from None
-    request = parse_request(text)
+    return parse_request(text)
+
+
+def _answer(evaluator: Evaluator, request: Request) -> str:
+    """The reply line to one request."""
     if isinstance(request, ScoreRequest):
         return format_numbers(evaluator.checked_stats(request.refs, request.hyp)) + "\n"
     if isinstance(request, EvalRequest):
@@ -46,23 +54,68 @@ def answer(evaluator: Evaluator, line: bytes) -> str:
     return json.dumps(evaluator.info(), ensure_ascii=False) + "\n"
 
 
+def _arrived_lines(stream: BinaryIO) -> Iterator[List[bytes]]:
+    """The complete lines that have arrived, a batch at a time; it waits for input only
+    when no complete line is left, and a last line may lack its newline."""
+    pending = b""
+    while chunk := stream.read1(_READ_SIZE):
+        *lines, pending = (pending + chunk).split(b"\n")
+        if lines:
+            yield lines
+    if pending:
+        yield [pending]
+
+
+def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Exception]]:
+    """The reply to each line, or the exception that stands in for it. The SCOREs are
+    computed together (`stats_many`, which a metric may do in bulk); if that fails,
+    each is computed alone, so that the failure is pinned to its request."""
+    requests: List[Union[Request, RequestError]] = []
+    for line in lines:
+        try:
+            requests.append(_parse_line(line))
+        except RequestError as exc:
+            requests.append(exc)
+    scores = [(request.refs, request.hyp) for request in requests
+              if isinstance(request, ScoreRequest)]
+    rows = None
+    if len(scores) > 1:
+        try:
+            rows = iter(evaluator.stats_many(scores))
+        except Exception:
+            pass
+    for request in requests:
+        if isinstance(request, RequestError):
+            yield request
+        elif rows is not None and isinstance(request, ScoreRequest):
+            yield format_numbers(next(rows)) + "\n"
+        else:
+            try:
+                yield _answer(evaluator, request)
+            except Exception as exc:
+                yield exc
+
+
 def serve(evaluator: Evaluator, requests: BinaryIO, replies: BinaryIO, log: TextIO,
           keep_going: bool = False) -> int:
-    """Answer requests until end of input; return the process exit status."""
-    for number, line in enumerate(requests, 1):
-        try:
-            reply = answer(evaluator, line)
-        except Exception as exc:  # an evaluator bug must not desynchronize the stream
-            detail = str(exc) if isinstance(exc, (RequestError, ValueError)) else (
-                f"{type(exc).__name__}: {exc}")
-            reply = format_error(f"request {number}: {detail}")
-            log.write(f"{evaluator.name}-evaluator: {reply}")
-            log.flush()
-            if not _send(replies, reply) or not keep_going:
+    """Answer requests until end of input; return the process exit status. Requests
+    that have already arrived are answered together, and all their replies are flushed
+    before the server waits for more, so a client that waits for each reply is
+    answered at once."""
+    number = 0
+    for lines in _arrived_lines(requests):
+        for reply in _replies(evaluator, lines):
+            number += 1
+            if isinstance(reply, Exception):  # an evaluator bug must not desynchronize
+                detail = str(reply) if isinstance(reply, (RequestError, ValueError)) else (
+                    f"{type(reply).__name__}: {reply}")
+                reply = format_error(f"request {number}: {detail}")
+                log.write(f"{evaluator.name}-evaluator: {reply}")
+                log.flush()
+                if not _send(replies, reply) or not keep_going:
+                    return 1
+            elif not _send(replies, reply):
                 return 1
-            continue
-        if not _send(replies, reply):
-            return 1
     return 0
 
 

@@ -1,6 +1,7 @@
 """A metric author's view: subclass Evaluator, get a console script and -e for free."""
 
 import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
 from evalproto import Evaluator, EvaluatorError
+from evalproto.server import serve as serve_requests
 
 CUSTOM = textwrap.dedent('''
     import click
@@ -148,3 +150,13 @@ def test_a_batch_error_no_item_explains_is_not_swallowed():
 
 def test_the_default_batch_scores_item_by_item():
     assert Counting().stats_many([(["r"], "ab"), (["r"], "abc")]).tolist() == [[2.0], [3.0]]
+
+
+@pytest.mark.parametrize("keep_going", [False, True])
+def test_a_failing_score_among_arrived_requests_gets_its_own_error(keep_going):
+    requests = io.BytesIO(b"SCORE ||| r ||| fine\nSCORE ||| r ||| bad\nSCORE ||| r ||| ok\n")
+    replies, log = io.BytesIO(), io.StringIO()
+    status = serve_requests(Counting(), requests, replies, log, keep_going=keep_going)
+    expected = ["4", "ERROR request 2: a bad hypothesis"] + (["2"] if keep_going else [])
+    assert replies.getvalue().decode().splitlines() == expected
+    assert status == (0 if keep_going else 1)

@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import threading
 
 import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
@@ -140,3 +141,25 @@ def test_a_client_that_goes_away_is_not_a_traceback(bleu_evaluator):
     stderr = server.stderr.read()
     assert server.wait(timeout=60) == 1
     assert b"Traceback" not in stderr
+
+
+def test_each_reply_comes_before_the_next_request_is_sent(bleu_evaluator):
+    """A tuner writes one request and waits: the server must not hold a reply back
+    while it waits for more input, even though it answers arrived requests together."""
+    process = subprocess.Popen(bleu_evaluator, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    watchdog = threading.Timer(60, process.kill)  # a held-back reply fails, not hangs
+    watchdog.start()
+    try:
+        conversation = [("SCORE ||| the cat sat on the mat ||| the cat sat on a mat",
+                         "6 6 5 3 2 1 6 5 4 3"),
+                        ("SCORE ||| a b c ||| a b", "2 3 2 1 0 0 2 1 0 0"),
+                        ("EVAL ||| 6 6 5 3 2 1 6 5 4 3", None)]
+        for request, expected in conversation:
+            process.stdin.write(request.encode() + b"\n")
+            process.stdin.flush()
+            reply = process.stdout.readline().decode().strip()  # blocks if held back
+            assert reply == expected or (expected is None and float(reply) > 0)
+    finally:
+        process.stdin.close()
+        watchdog.cancel()
+    assert process.wait(timeout=60) == 0
