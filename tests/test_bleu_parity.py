@@ -12,7 +12,7 @@ from conftest import (
     read_lines, run_cli,
 )
 from evalproto import __version__
-from evaluators.bleu import BLEU
+from evaluators.bleu import BLEU, SMOOTH_DEFAULTS
 
 CORPORA = {
     "de-en": (DE_EN_REFS, DE_EN_HYP),
@@ -51,6 +51,11 @@ def test_every_tokenizer_matches_sacrebleu(corpus, tokenizer):
     assert score == pytest.approx(expected, abs=1e-9)
     assert without_version(signature) == without_version(expected_signature)
     assert signature.endswith(f"|version:evalproto-{__version__}")
+
+
+def test_smoothing_defaults_are_sacrebleus():
+    assert SMOOTH_DEFAULTS == SacreBLEU.SMOOTH_DEFAULTS
+    assert list(SMOOTH_DEFAULTS) == list(SacreBLEU.SMOOTH_DEFAULTS)  # the order --help shows
 
 
 @pytest.mark.parametrize("method, value", SMOOTHING)
