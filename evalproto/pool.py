@@ -2,13 +2,16 @@
 
 An in-process evaluator runs in N worker processes (each builds its own from the
 spec); an external evaluator runs as N subprocesses, each fed by its own thread.
-Items are split into N contiguous chunks and the rows joined in order, so the result
-is the same as with one copy. Scores (EVAL) come from the first copy.
+Items are split into a few contiguous chunks per copy, handed to whichever copy is
+free (segments differ much in cost, so N equal halves would leave copies idle), and
+the rows are joined in order, so the result is the same as with one copy. Scores
+(EVAL) come from the first copy.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import queue
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from evalproto.sources import MetricSpec
 
 _WORKER_SOURCE: Optional[StatsSource] = None
+_CHUNKS_PER_COPY = 4
 
 
 def _start_worker(spec: MetricSpec) -> None:
@@ -58,17 +62,35 @@ class EvaluatorPool(ClosedOnExit):
         self.score_many = primary.score_many
 
     def stats_many(self, items: Sequence[Item]) -> np.ndarray:
-        parts = chunks(list(items), self.jobs)
+        parts = chunks(list(items), self.jobs * _CHUNKS_PER_COPY)
         if self._processes is not None:
-            rows = self._processes.map(_worker_stats, parts)
+            rows = self._processes.map(_worker_stats, parts, chunksize=1)
         else:
-            with ThreadPoolExecutor(len(parts) or 1) as threads:
-                rows = list(threads.map(lambda pair: pair[0].stats_many(pair[1]),
-                                        zip(self._copies, parts)))
+            rows = self._threaded_stats(parts)
         if not rows:
             return self._copies[0].stats_many([])
         self.stat_names = self._copies[0].stat_names or self.stat_names
         return np.concatenate(rows)
+
+    def _threaded_stats(self, parts: List[Sequence[Item]]) -> List[np.ndarray]:
+        """Each external copy, in its own thread, takes the next part until none is left."""
+        todo: queue.SimpleQueue = queue.SimpleQueue()
+        for numbered in enumerate(parts):
+            todo.put(numbered)
+        rows: List[Any] = [None] * len(parts)
+
+        def work(copy: Any) -> None:
+            while True:
+                try:
+                    number, part = todo.get_nowait()
+                except queue.Empty:
+                    return
+                rows[number] = copy.stats_many(part)
+
+        with ThreadPoolExecutor(len(self._copies)) as threads:
+            for done in [threads.submit(work, copy) for copy in self._copies]:
+                done.result()
+        return rows
 
     def close(self) -> None:
         if self._processes is not None:
