@@ -26,6 +26,8 @@ from evalproto.distributed import distributed_tables  # noqa: E402
 from evalproto.scoring import Analysis, analyse  # noqa: E402
 from evalproto.sources import MetricSpec  # noqa: E402
 
+BLEU_EVALUATOR = str(Path(sys.executable).parent / "bleu-evaluator")  # not a PATH shim
+
 
 def seconds(client, load) -> float:
     """Wall time of scoring one load on the cluster, as corpus-score does it."""
@@ -52,7 +54,7 @@ def main() -> None:
                 "TER, 600 segments x 2 refs": [*refs, hyp, "-m", "ter"],
                 "n-best, 300 refs x 100 hyps, -m bleu": [nbest_ref, nbest_hyp, "-m", "bleu"],
                 "n-best, 300 refs x 100 hyps, -e bleu-evaluator": [nbest_ref, nbest_hyp, "-e",
-                                                                   "bleu-evaluator"],
+                                                                   BLEU_EVALUATOR],
             }
 
         runs = [loads(repeat) for repeat in range(args.repeats)]

@@ -20,7 +20,7 @@ import numpy as np
 from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
 from evalproto.evaluator import Item
-from evalproto.readers import read_corpus, read_lines
+from evalproto.readers import read_corpus, read_line_range
 from evalproto.scoring import MetricTable, StatsSource, stats_tables
 from evalproto.sources import MetricSpec
 
@@ -59,8 +59,9 @@ def count_segments(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> int:
 def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequence[str],
                    hyp_paths: Sequence[str], start: int, stop: int) -> Dict[str, np.ndarray]:
     """Every system's rows for segments [start, stop), read by this worker."""
-    refs = [list(segment) for segment in zip(*(read_lines(p)[start:stop] for p in ref_paths))]
-    systems = {path: read_lines(path)[start:stop] for path in hyp_paths}
+    refs = [list(segment) for segment in zip(*(read_line_range(path, start, stop)
+                                               for path in ref_paths))]
+    systems = {path: read_line_range(path, start, stop) for path in hyp_paths}
     return _using(spec, timeout,
                   lambda source: stats_tables([(spec.spec, source)], refs, systems)[0].rows)
 

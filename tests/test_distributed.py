@@ -1,11 +1,14 @@
 """Scoring on a real Dask LocalCluster of two worker processes gives the local numbers."""
 
+import gzip
+
 import dask.bag
 import numpy as np
 import pytest
 from dask.distributed import Client, LocalCluster
 
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, run_cli, script
+from evalproto import readers
 from evalproto.distributed import bag_score, bag_stats
 from evalproto.statsfile import read_stats
 from evaluators.bleu import BLEU
@@ -107,3 +110,15 @@ def test_a_local_cluster_from_the_command_line():
 def test_bad_schedulers_are_explained(scheduler, message):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "--scheduler", scheduler)
     assert result.exit_code == 1 and message in result.output
+
+
+@pytest.mark.parametrize("content", [b"a\nb \n\nc\xc3\xa9\r\nd\n", b"a\nb\nc", b"only\n", b"x\n\n"],
+                         ids=["trailing newline", "no trailing newline", "one line", "empty last"])
+def test_a_worker_reads_exactly_its_line_range(tmp_path, content):
+    for name, data in (("plain.txt", content), ("packed.gz", gzip.compress(content))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        lines = readers.read_lines(str(path))
+        for start in range(len(lines)):
+            for stop in range(start + 1, len(lines) + 1):
+                assert readers.read_line_range(str(path), start, stop) == lines[start:stop]
