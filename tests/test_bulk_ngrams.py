@@ -81,25 +81,19 @@ def corpus_items(corpus):
     return refs, read_lines(hyp_path), list(zip(zip(*refs), read_lines(hyp_path)))
 
 
-@pytest.mark.parametrize("corpus", CORPORA)
-@pytest.mark.parametrize("options", BLEU_OPTIONS, ids=str)
-def test_bleu_rows_equal_one_by_one_and_sacrebleu(corpus, options):
-    refs, hyps, items = corpus_items(corpus)
-    bleu = BLEU(**options)
-    rows = bleu.stats_many(items + AWKWARD_ITEMS)
-    assert rows.tolist() == bleu._stats_one_by_one(items + AWKWARD_ITEMS).tolist()
-    expected = SacreBLEU(**options)._extract_corpus_statistics(hyps, refs)
-    assert rows[:len(items)].tolist() == np.array(expected, dtype=np.float64).tolist()
+METRIC_CASES = ([(BLEU, SacreBLEU, options) for options in BLEU_OPTIONS]
+                + [(CHRF, SacreCHRF, options) for options in CHRF_OPTIONS])
 
 
 @pytest.mark.parametrize("corpus", CORPORA)
-@pytest.mark.parametrize("options", CHRF_OPTIONS, ids=str)
-def test_chrf_rows_equal_one_by_one_and_sacrebleu(corpus, options):
+@pytest.mark.parametrize("ours, theirs, options", METRIC_CASES,
+                         ids=[f"{ours.name}{options}" for ours, _, options in METRIC_CASES])
+def test_rows_equal_one_by_one_and_sacrebleu(corpus, ours, theirs, options):
     refs, hyps, items = corpus_items(corpus)
-    chrf = CHRF(**options)
-    rows = chrf.stats_many(items + AWKWARD_ITEMS)
-    assert rows.tolist() == chrf._stats_one_by_one(items + AWKWARD_ITEMS).tolist()
-    expected = SacreCHRF(**options)._extract_corpus_statistics(hyps, refs)
+    metric = ours(**options)
+    rows = metric.stats_many(items + AWKWARD_ITEMS)
+    assert rows.tolist() == metric._stats_one_by_one(items + AWKWARD_ITEMS).tolist()
+    expected = theirs(**options)._extract_corpus_statistics(hyps, refs)
     assert rows[:len(items)].tolist() == np.array(expected, dtype=np.float64).tolist()
 
 
