@@ -56,14 +56,18 @@ def _answer(evaluator: Evaluator, request: Request) -> str:
 
 def _arrived_lines(stream: BinaryIO) -> Iterator[List[bytes]]:
     """The complete lines that have arrived, a batch at a time; it waits for input only
-    when no complete line is left, and a last line may lack its newline."""
-    pending = b""
+    when no complete line is left, and a last line may lack its newline. The pieces of
+    a long line are joined once, when its end arrives."""
+    pending: List[bytes] = []
     while chunk := stream.read1(_READ_SIZE):
-        *lines, pending = (pending + chunk).split(b"\n")
-        if lines:
-            yield lines
+        if b"\n" not in chunk:
+            pending.append(chunk)
+            continue
+        *lines, rest = b"".join([*pending, chunk]).split(b"\n")
+        pending = [rest] if rest else []
+        yield lines
     if pending:
-        yield [pending]
+        yield [b"".join(pending)]
 
 
 def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Exception]]:
@@ -83,7 +87,7 @@ def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Ex
         try:
             rows = iter(evaluator.stats_many(scores))
         except Exception:
-            pass
+            rows = None  # each SCORE is answered alone below, and fails alone
     for request in requests:
         if isinstance(request, RequestError):
             yield request

@@ -1,5 +1,6 @@
 """bleu-evaluator as a tuner sees it: a real subprocess speaking the protocol."""
 
+import io
 import json
 import subprocess
 import threading
@@ -8,7 +9,9 @@ import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
 
 from conftest import DE_EN_HYP, DE_EN_REFS, read_lines, serve
-from evalproto.protocol import parse_numbers
+from evalproto.protocol import format_numbers, parse_numbers
+from evalproto.server import serve as serve_requests
+from evaluators.bleu import BLEU
 
 
 def replies(result):
@@ -163,3 +166,22 @@ def test_each_reply_comes_before_the_next_request_is_sent(bleu_evaluator):
         process.stdin.close()
         watchdog.cancel()
     assert process.wait(timeout=60) == 0
+
+
+class Trickle(io.BytesIO):
+    """A pipe that delivers a few bytes per read, splitting lines anywhere."""
+
+    def read1(self, size=-1):
+        return super().read1(7)
+
+
+def test_lines_split_across_reads_are_joined_whole():
+    bleu = BLEU()
+    long_ref = "a long reference . " * 2000
+    requests = [(["the cat sat on the mat"], "the cat sat on a mat"),
+                ([long_ref, "b c"], "a long reference ."), (["x"], "")]
+    data = "".join(" ||| ".join(["SCORE", *refs, hyp]) + "\n" for refs, hyp in requests)
+    replies = io.BytesIO()
+    assert serve_requests(bleu, Trickle(data.encode()), replies, io.StringIO()) == 0
+    assert replies.getvalue().decode().splitlines() == [
+        format_numbers(bleu.checked_stats(refs, hyp)) for refs, hyp in requests]
