@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from typing import List, Sequence, Tuple
+from typing import List, Sequence
 
 import numpy as np
+
+from evalproto.evaluator import Item
 
 _KEY_LIMIT = 2 ** 62
 """Keys (sequence, code) are packed in one int64 and kept below this bound."""
@@ -22,7 +24,7 @@ def _lengths(sequences: Sequence[Sequence[str]]) -> np.ndarray:
     return np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
 
 
-def reference_owners(items: Sequence[Tuple[Sequence[str], str]]) -> np.ndarray:
+def reference_owners(items: Sequence[Item]) -> np.ndarray:
     """For all items' references listed one after another, the item each belongs to."""
     refs_per_item = np.fromiter((len(refs) for refs, _ in items), dtype=np.int64,
                                 count=len(items))
