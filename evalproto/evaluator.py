@@ -157,3 +157,27 @@ class Evaluator(ABC):
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:
         """Console-script entry point: serve this evaluator over stdin/stdout."""
         console_command(cls).main(args=argv, prog_name=f"{cls.name}-evaluator")
+
+
+class CountsEvaluator(Evaluator):
+    """A metric whose statistics are counts and whose score is computed for many
+    vectors at once by `score_rows`; `score` goes through it too, so that a vector
+    scores the same alone, in bulk (bootstrap) and over the pipe."""
+
+    label: ClassVar[str] = ""
+    """The metric's name in error messages, e.g. "BLEU"."""
+
+    @abstractmethod
+    def score_rows(self, vectors: np.ndarray) -> np.ndarray:
+        """The scores of a (k, d) float64 array of non-negative counts."""
+
+    def score(self, vector: np.ndarray) -> float:
+        return float(self.score_many(vector[None, :])[0])
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.asarray(vectors, dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
+            return super().score_many(vectors)  # the usual error for a malformed request
+        if (vectors < 0).any():
+            raise ValueError(f"{self.label} statistics are counts and cannot be negative")
+        return self.score_rows(vectors)

@@ -21,7 +21,7 @@ import click
 import numpy as np
 
 from evalproto.errors import SetupError
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
 from evaluators.bulk_ngrams import Sequences, count_ngrams, matches, reference_owners
 from evaluators.fast_13a import FastTokenizer13a
 
@@ -56,10 +56,11 @@ def load_tokenizer(name: str) -> Any:
             f"pip install 'evalproto[{extra}]'") from None
 
 
-class BLEU(Evaluator):
+class BLEU(CountsEvaluator):
     """BLEU (Papineni et al., 2002), identical to sacrebleu's."""
 
     name = "bleu"
+    label = "BLEU"
     higher_is_better = True
     options = (
         click.Option(["--tokenize", "-tok"], type=click.Choice(list(TOKENIZERS)),
@@ -125,18 +126,8 @@ class BLEU(Evaluator):
             rows[:, 2 + self.max_order + n] = np.maximum(hyp_len - n, 0)
         return rows
 
-    def score(self, vector: np.ndarray) -> float:
-        return float(self.score_many(vector[None, :])[0])
-
-    def score_many(self, vectors: np.ndarray) -> np.ndarray:
-        """sacrebleu's `compute_bleu` for every row at once: bootstrap resampling scores
-        thousands of vectors, and `score` goes through here too, so that a vector scores
-        the same in process and over the pipe."""
-        vectors = np.asarray(vectors, dtype=np.float64)
-        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
-            return super().score_many(vectors)  # the usual error for a malformed request
-        if (vectors < 0).any():
-            raise ValueError("BLEU statistics are counts and cannot be negative")
+    def score_rows(self, vectors: np.ndarray) -> np.ndarray:
+        """sacrebleu's `compute_bleu` for every row at once."""
         order = self.max_order
         scores = bleu_scores(vectors[:, 0], vectors[:, 1], vectors[:, 2:2 + order],
                              vectors[:, 2 + order:], self.smooth_method, self.smooth_value,

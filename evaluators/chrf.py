@@ -18,7 +18,7 @@ import click
 import numpy as np
 
 from evalproto.errors import SetupError
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
 from evaluators.bulk_ngrams import Sequences, count_ngrams, matches, reference_owners
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
@@ -41,10 +41,11 @@ def split_punctuation(text: str) -> List[str]:
     return words
 
 
-class CHRF(Evaluator):
+class CHRF(CountsEvaluator):
     """chrF / chrF++ character n-gram F-score, identical to sacrebleu's."""
 
     name = "chrf"
+    label = "chrF"
     higher_is_better = True
     options = (
         click.Option(["--char-order", "-cc"], type=click.IntRange(min=0), default=6,
@@ -123,15 +124,7 @@ class CHRF(Evaluator):
                              ref_owner))
         return per_reference[ranked[np.searchsorted(ref_owner[ranked], np.arange(hyps))]]
 
-    def score(self, vector: np.ndarray) -> float:
-        return float(self.score_many(vector[None, :])[0])
-
-    def score_many(self, vectors: np.ndarray) -> np.ndarray:
-        vectors = np.asarray(vectors, dtype=np.float64)
-        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
-            return super().score_many(vectors)  # the usual error for a malformed request
-        if (vectors < 0).any():
-            raise ValueError("chrF statistics are counts and cannot be negative")
+    def score_rows(self, vectors: np.ndarray) -> np.ndarray:
         return self.f_scores(vectors)
 
     def signature_fields(self) -> dict[str, Any]:
