@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence, Union
+from typing import Iterable, List, Sequence, Union
+
+import numpy as np
 
 SEPARATOR = "|||"
 PROTOCOL_VERSION = 1
@@ -115,8 +117,16 @@ def json_number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def format_numbers(values: Iterable[float]) -> str:
-    return " ".join(format_number(value) for value in values)
+def format_numbers(values: Iterable[float], separator: str = " ") -> str:
+    return separator.join(format_number(value) for value in values)
+
+
+def format_rows(rows: np.ndarray, separator: str = " ") -> List[str]:
+    """`format_numbers` of each row of a 2-d array. Counts, the usual statistics, are
+    formatted in bulk: converted to integers at once, not number by number."""
+    if rows.size and np.all(np.abs(rows) < 2.0**53) and np.array_equal(rows, np.trunc(rows)):
+        return [separator.join(map(str, row)) for row in rows.astype(np.int64).tolist()]
+    return [format_numbers(row, separator) for row in rows]
 
 
 def format_score_request(refs: Sequence[str], hyp: str) -> str:

@@ -24,6 +24,7 @@ from evalproto.protocol import (
     format_error,
     format_number,
     format_numbers,
+    format_rows,
     parse_request,
 )
 
@@ -85,14 +86,14 @@ def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Ex
     rows = None
     if len(scores) > 1:
         try:
-            rows = iter(evaluator.stats_many(scores))
+            rows = iter(format_rows(evaluator.stats_many(scores)))
         except Exception:
             rows = None  # each SCORE is answered alone below, and fails alone
     for request in requests:
         if isinstance(request, RequestError):
             yield request
         elif rows is not None and isinstance(request, ScoreRequest):
-            yield format_numbers(next(rows)) + "\n"
+            yield next(rows) + "\n"
         else:
             try:
                 yield _answer(evaluator, request)

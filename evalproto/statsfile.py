@@ -24,7 +24,7 @@ import numpy as np
 
 from evalproto.errors import InputError
 from evalproto.outputs import write_atomically
-from evalproto.protocol import RequestError, format_numbers, parse_numbers
+from evalproto.protocol import RequestError, format_rows, parse_numbers
 from evalproto.readers import read_lines
 
 MAGIC = "#evalproto-stats "
@@ -48,8 +48,7 @@ def write_stats(path: str, header: Dict[str, Any], ids: Sequence[str], rows: np.
               "ids": [ids[0], ids[-1]] if len(ids) else []}
     lines = [MAGIC + json.dumps(header, ensure_ascii=False),
              "\t".join(["id", *header["stat_names"]])]
-    lines += [f"{segment}\t{format_numbers(row).replace(' ', chr(9))}"
-              for segment, row in zip(ids, rows)]
+    lines += [f"{segment}\t{numbers}" for segment, numbers in zip(ids, format_rows(rows, "\t"))]
     write_atomically(path, "\n".join(lines) + "\n")
 
 

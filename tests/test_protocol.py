@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from evalproto.protocol import (
@@ -12,6 +13,8 @@ from evalproto.protocol import (
     format_error,
     format_eval_request,
     format_number,
+    format_numbers,
+    format_rows,
     format_score_request,
     parse_numbers,
     parse_request,
@@ -92,6 +95,23 @@ def test_numbers_are_written_losslessly(value, text):
 def test_non_finite_numbers_are_never_written(value):
     with pytest.raises(ValueError, match="finite"):
         format_number(value)
+
+
+@pytest.mark.parametrize("rows", [
+    [[0.0, -0.0, 12.0, -3.0], [7.0, 1.0, 0.0, 2.0]],  # counts: the bulk path
+    [[2.0 ** 53, 1.0], [-(2.0 ** 60), 3.0]],  # integral but too large to take in bulk
+    [[0.5, 1.0], [1 / 3, 1e-7]],
+])
+def test_rows_are_written_as_each_number_would_be(rows):
+    array = np.array(rows)
+    assert format_rows(array) == [format_numbers(row) for row in rows]
+    assert format_rows(array, "\t") == [format_numbers(row, "\t") for row in rows]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_rows_with_a_non_finite_number_are_refused(bad):
+    with pytest.raises(ValueError, match="finite"):
+        format_rows(np.array([[1.0, 2.0], [bad, 3.0]]))
 
 
 def test_every_double_round_trips_through_the_wire():

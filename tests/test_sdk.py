@@ -3,10 +3,12 @@
 import importlib.util
 import io
 import json
+import math
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
@@ -160,3 +162,23 @@ def test_a_failing_score_among_arrived_requests_gets_its_own_error(keep_going):
     expected = ["4", "ERROR request 2: a bad hypothesis"] + (["2"] if keep_going else [])
     assert replies.getvalue().decode().splitlines() == expected
     assert status == (0 if keep_going else 1)
+
+
+class UncheckedBatch(Counting):
+    """A bulk path that forgets to check that its numbers are finite."""
+
+    def stats(self, refs, hyp):
+        return [math.nan] if hyp == "nan" else super().stats(refs, hyp)
+
+    def stats_batch(self, items):
+        return np.array([self.stats(refs, hyp) for refs, hyp in items], dtype=np.float64)
+
+
+def test_a_non_finite_row_from_a_bulk_path_is_an_error_reply_in_step():
+    requests = io.BytesIO(b"SCORE ||| r ||| fine\nSCORE ||| r ||| nan\nSCORE ||| r ||| ok\n")
+    replies, log = io.BytesIO(), io.StringIO()
+    status = serve_requests(UncheckedBatch(), requests, replies, log, keep_going=True)
+    assert replies.getvalue().decode().splitlines() == [
+        "4", "ERROR request 2: the statistics are not all finite: (nan,)", "2"]
+    assert status == 0
+
