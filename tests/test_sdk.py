@@ -182,3 +182,14 @@ def test_a_non_finite_row_from_a_bulk_path_is_an_error_reply_in_step():
         "4", "ERROR request 2: the statistics are not all finite: (nan,)", "2"]
     assert status == 0
 
+
+def test_the_server_closes_its_evaluator_at_the_end_of_input(tmp_path):
+    marker = tmp_path / "closed"
+    path = tmp_path / "closing.py"
+    path.write_text(CUSTOM.replace(
+        "    def signature_fields(self):",
+        f"    def close(self):\n            open({str(marker)!r}, 'w').write('closed')\n\n"
+        "    def signature_fields(self):"))
+    result = serve([sys.executable, str(path)], "SCORE ||| a b ||| a\n")
+    assert result.returncode == 0 and result.stdout == b"1 2\n"
+    assert marker.read_text() == "closed"
