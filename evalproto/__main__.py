@@ -1,3 +1,3 @@
-from evalproto.cli import main
+from evalproto.launch import main
 
-main(prog_name="evalproto")
+main()

@@ -12,6 +12,7 @@ import click
 from evalproto import __version__, datasets, lmlogs, lmreport, registry
 from evalproto.client import DEFAULT_TIMEOUT
 from evalproto.errors import EvalprotoError, InputError
+from evalproto.launch import METRIC_FLAGS, option_values
 from evalproto.outputs import write_atomically
 from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, read_corpus, read_lines
@@ -22,32 +23,14 @@ from evalproto.sources import MetricSpec
 from evalproto.statsfile import merge_stats, read_stats, write_stats
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
-_METRIC_FLAGS = {"-m": "metric", "--metric": "metric", "-e": "evaluator", "--evaluator": "evaluator"}
 
 
 # -- naming metrics -------------------------------------------------------------------
 
-def metric_order(args: Sequence[str]) -> List[str]:
-    """Which of -m and -e came in which order on the command line, one entry per use,
-    because click collects each repeated option separately."""
-    order = []
-    words = iter(args)
-    for word in words:
-        if word == "--":
-            break
-        name, equals, _ = word.partition("=")
-        if name in _METRIC_FLAGS:
-            order.append(_METRIC_FLAGS[name])
-            if not equals:
-                next(words, None)
-        elif word[:2] in ("-m", "-e") and not word.startswith("--"):
-            order.append(_METRIC_FLAGS[word[:2]])
-    return order
-
-
 class _OrderedMetricsCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
-        ctx.meta["metric_order"] = metric_order(args)
+        # click collects each repeated option separately; this keeps their order.
+        ctx.meta["metric_order"] = [kind for kind, _ in option_values(args, METRIC_FLAGS)]
         return super().parse_args(ctx, args)
 
 

@@ -12,16 +12,15 @@ the stderr tail.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import shlex
-import signal
 import subprocess
 import threading
 from typing import Any, Callable, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
+from evalproto import launch
 from evalproto.errors import EvaluatorError, InputError, SetupError
 from evalproto.evaluator import Item
 from evalproto.protocol import (
@@ -128,19 +127,15 @@ class EvaluatorProcess(ClosedOnExit):
 
     def terminate(self) -> None:
         """Stop the evaluator and anything it started, and reap it (on errors and Ctrl-C)."""
-        self._kill_group()
+        launch.kill_group(self._process)
         self._process.wait()
         self._close_stdin()
-
 
     # -- the process and its three pipes ------------------------------------------
 
     def _start(self) -> None:
         try:
-            # Its own process group, so that a shell wrapper's children go with it.
-            self._process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True)
+            self._process = launch.take(self.argv) or launch.spawn(self.argv)
         except OSError as exc:
             problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
             raise EvaluatorError(
@@ -206,12 +201,6 @@ class EvaluatorProcess(ClosedOnExit):
             if not chunk:
                 return
             self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
-
-    def _kill_group(self) -> None:
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is already gone
 
     def _close_stdin(self) -> None:
         try:

@@ -1,0 +1,110 @@
+"""The `evalproto` entry point starts -e evaluators before its slow imports, and a head
+start is either taken by the run that names the same command, or killed."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, script
+from evalproto import EvaluatorProcess, launch
+from evalproto.launch import METRIC_FLAGS, head_start, option_values
+
+
+@pytest.fixture(autouse=True)
+def no_head_start_left():
+    yield
+    launch._kill_untaken()
+
+
+def waiting(command):
+    return launch._started.get(tuple(command.split()), [])
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["-e", "a b", "-m", "bleu"], [("evaluator", "a b"), ("metric", "bleu")]),
+    (["-ea b", "--metric=chrf", "--evaluator", "c"],
+     [("evaluator", "a b"), ("metric", "chrf"), ("evaluator", "c")]),
+    (["--evaluator=x", "--", "-e", "y"], [("evaluator", "x")]),
+    (["-sl", "-ci", "--ref-field", "f", "-e"], [("evaluator", "")]),
+])
+def test_option_values_reads_every_spelling_in_order(args, expected):
+    assert option_values(args, METRIC_FLAGS) == expected
+
+
+def test_a_head_start_is_taken_by_the_same_command():
+    command = script("bleu-evaluator")
+    head_start(["corpus-score", "r", "h", "-m", "chrf", "-e", command])
+    (started,) = waiting(command)
+    with EvaluatorProcess(command) as process:
+        assert process._process is started
+        assert process.stats_many([(["a b c d"], "a b c d")]).shape == (1, 10)
+    assert waiting(command) == []
+
+
+def test_jobs_start_as_many_copies():
+    command = script("bleu-evaluator")
+    head_start(["stats", "r", "h", "-o", "out", "--jobs=3", "-e", command])
+    assert len(waiting(command)) == 3
+
+
+@pytest.mark.parametrize("args", [
+    ["corpus-score", "r", "h", "-e", "CMD", "--scheduler", "local:2"],
+    ["corpus-score", "r", "h", "-e", "CMD", "--scheduler=tcp://host:8786"],
+    ["corpus-score", "-h", "-e", "CMD"],
+    ["lm-score", "-e", "CMD"],
+    ["--version", "corpus-score", "-e", "CMD"],
+])
+def test_no_head_start_where_the_run_would_not_use_it(args):
+    command = script("bleu-evaluator")
+    head_start([command if word == "CMD" else word for word in args])
+    assert launch._started == {}
+
+
+def test_a_command_that_cannot_start_is_left_for_the_run_to_report():
+    head_start(["corpus-score", "r", "h", "-e", "no-such-evaluator-here", "-e", "'unclosed"])
+    assert launch._started == {}
+
+
+def test_untaken_head_starts_are_killed():
+    head_start(["corpus-score", "r", "h", "-e", "sleep 60"])
+    (started,) = waiting("sleep 60")
+    launch._kill_untaken()
+    assert started.poll() is not None and launch._started == {}
+
+
+def test_the_entry_point_starts_evaluators_before_importing_numpy_or_click():
+    probe = ("import sys, evalproto.launch; "
+             "print([name for name in ('numpy', 'click') if name in sys.modules])")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert completed.stdout.strip() == "[]", completed.stderr
+
+
+def test_a_failed_run_leaves_no_head_started_evaluator(tmp_path):
+    pid_file = tmp_path / "evaluator.pid"
+    fake = tmp_path / "fake-evaluator"
+    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    fake.chmod(0o755)
+    completed = subprocess.run(
+        [sys.executable, "-m", "evalproto", "corpus-score", DE_EN_REFS[0],
+         str(tmp_path / "missing.hyp"), "-e", str(fake)],
+        capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 1 and "missing.hyp" in completed.stderr
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_the_command_with_a_head_start_scores_as_in_process():
+    def run(*metric):
+        completed = subprocess.run(
+            [sys.executable, "-m", "evalproto", "corpus-score", *DE_EN_REFS, DE_EN_HYP,
+             "-f", "json", *metric], capture_output=True, text=True, timeout=120)
+        assert completed.returncode == 0, completed.stderr
+        return json_rows(completed.stdout)[0]
+
+    piped, in_process = run("-e", script("bleu-evaluator")), run("-m", "bleu")
+    assert piped["score"] == in_process["score"]
+    assert json.dumps(piped["stats"]) == json.dumps(in_process["stats"])
