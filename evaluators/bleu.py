@@ -22,7 +22,7 @@ import numpy as np
 
 from evalproto.errors import SetupError
 from evalproto.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
-from evaluators.bulk_ngrams import Sequences, count_ngrams, matches, reference_owners
+from evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evaluators.fast_13a import FastTokenizer13a
 
 TOKENIZERS = {
@@ -109,19 +109,24 @@ class BLEU(CountsEvaluator):
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """`stats` of many items, counted together (see bulk_ngrams)."""
-        ref_owner = reference_owners(items)
+        references = References.of(items)
         hyps = len(items)
         sequences = Sequences.of_tokens([self._tokens(hyp) for _, hyp in items]
-                                        + [self._tokens(ref) for refs, _ in items
-                                           for ref in refs])
+                                        + [self._tokens(ref) for ref in references.texts])
         hyp_len = sequences.lengths[:hyps]
+        ref_len = sequences.lengths[hyps:][references.distinct]
         rows = np.zeros((hyps, len(self.stat_names)))
         rows[:, 0] = hyp_len
-        rows[:, 1] = closest_lengths(hyp_len, sequences.lengths[hyps:], ref_owner)
+        rows[:, 1] = closest_lengths(hyp_len, ref_len, references.owner)
         for n, counts in enumerate(count_ngrams(sequences, self.max_order)):
-            found = matches(counts, hyps, ref_owner)
+            found = matches(counts, hyps, references)
+            # A hypothesis n-gram counts up to its largest count in any reference. The
+            # matches of one rank (every item's first reference, ...) are of distinct pairs.
             clipped = np.zeros(len(found.hyp_sequence))
-            np.maximum.at(clipped, found.hyp_pair, found.count)  # the best reference's
+            rank = references.rank[found.reference]
+            for r in range(int(rank.max(initial=-1)) + 1):
+                pairs, count = found.hyp_pair[rank == r], found.count[rank == r]
+                clipped[pairs] = np.maximum(clipped[pairs], count)
             rows[:, 2 + n] = np.bincount(found.hyp_sequence, weights=clipped, minlength=hyps)
             rows[:, 2 + self.max_order + n] = np.maximum(hyp_len - n, 0)
         return rows

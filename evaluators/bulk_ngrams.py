@@ -3,14 +3,15 @@
 Counting one segment at a time costs a Python dict insertion per n-gram, which is
 most of BLEU's and chrF's time on a corpus. Here every n-gram of a batch becomes one
 integer code and a sort counts them all. The codes are exact (two n-grams share a code
-only when they are equal), so the counts are the Counters' counts.
+only when they are equal), so the counts are the Counters' counts. A reference text
+that several items share is counted once per batch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -24,13 +25,31 @@ def _lengths(sequences: Sequence[Sequence[str]]) -> np.ndarray:
     return np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
 
 
-def reference_owners(items: Sequence[Item]) -> np.ndarray:
-    """For all items' references listed one after another, the item each belongs to."""
-    refs_per_item = np.fromiter((len(refs) for refs, _ in items), dtype=np.int64,
-                                count=len(items))
-    if not refs_per_item.all():
-        raise ValueError("a segment needs at least one reference")
-    return np.repeat(np.arange(len(items)), refs_per_item)
+@dataclass(frozen=True)
+class References:
+    """A batch's references, each distinct text once: a tuning load repeats a reference
+    for every hypothesis of its n-best list. Slot s, the s-th reference in the items'
+    order, is reference number rank[s] of item owner[s] and has the text
+    texts[distinct[s]]."""
+
+    texts: List[str]
+    owner: np.ndarray
+    rank: np.ndarray
+    distinct: np.ndarray
+
+    @classmethod
+    def of(cls, items: Sequence[Item]) -> References:
+        refs_per_item = np.fromiter((len(refs) for refs, _ in items), dtype=np.int64,
+                                    count=len(items))
+        if not refs_per_item.all():
+            raise ValueError("a segment needs at least one reference")
+        index: Dict[str, int] = {}
+        distinct = np.fromiter((index.setdefault(ref, len(index))
+                                for refs, _ in items for ref in refs),
+                               dtype=np.int64, count=int(refs_per_item.sum()))
+        first_slot = np.cumsum(refs_per_item) - refs_per_item
+        owner = np.repeat(np.arange(len(items)), refs_per_item)
+        return cls(list(index), owner, np.arange(len(owner)) - first_slot[owner], distinct)
 
 
 @dataclass(frozen=True)
@@ -92,25 +111,31 @@ def count_ngrams(sequences: Sequences, max_order: int) -> List[NgramCounts]:
 
 @dataclass(frozen=True)
 class Matches:
-    """The reference n-grams that their hypothesis has too. Sequences 0..hyps-1 of a
-    batch are the hypotheses; reference r is sequence hyps + r."""
+    """The n-grams that a hypothesis shares with one of its references. Sequences
+    0..hyps-1 of a batch are the hypotheses; distinct reference d is sequence hyps + d."""
 
     hyp_sequence: np.ndarray  # the hypothesis of each of the hypotheses' pairs
-    reference: np.ndarray  # per match: the reference
+    reference: np.ndarray  # per match: the reference slot
     hyp_pair: np.ndarray  # per match: the index of the hypothesis' pair
     count: np.ndarray  # per match: the smaller of the two counts
 
 
-def matches(counts: NgramCounts, hyps: int, ref_owner: np.ndarray) -> Matches:
-    """Joins each reference's pairs with its hypothesis' (ref_owner[r] is the
-    hypothesis of reference r)."""
+def matches(counts: NgramCounts, hyps: int, references: References) -> Matches:
+    """Looks up each hypothesis pair's n-gram in each reference of its item, one
+    reference after another, so that the lookups of each go up in order."""
     hyp_end = int(np.searchsorted(counts.sequence, hyps))  # the hypotheses' pairs come first
-    hyp_keys = counts.sequence[:hyp_end] * counts.width + counts.code[:hyp_end]
-    references = counts.sequence[hyp_end:] - hyps
-    ref_keys = ref_owner[references] * counts.width + counts.code[hyp_end:]
-    at = np.searchsorted(hyp_keys, ref_keys)
-    found = at < hyp_end
-    found[found] = hyp_keys[at[found]] == ref_keys[found]
-    at = at[found]
-    return Matches(counts.sequence[:hyp_end], references[found], at,
-                   np.minimum(counts.count[hyp_end:][found], counts.count[at]))
+    ref_keys = (counts.sequence[hyp_end:] - hyps) * counts.width + counts.code[hyp_end:]
+    pair_item = counts.sequence[:hyp_end]
+    pairs_per_item = np.bincount(pair_item, minlength=hyps)
+    first_pair = np.cumsum(pairs_per_item) - pairs_per_item
+    asks = pairs_per_item[references.owner]  # each reference is asked for its item's pairs
+    slot = np.repeat(np.arange(len(references.owner)), asks)
+    hyp_pair = (np.repeat(first_pair[references.owner] - (np.cumsum(asks) - asks), asks)
+                + np.arange(len(slot)))
+    wanted = references.distinct[slot] * counts.width + counts.code[hyp_pair]
+    at = np.searchsorted(ref_keys, wanted)
+    found = at < len(ref_keys)
+    found[found] = ref_keys[at[found]] == wanted[found]
+    hyp_pair = hyp_pair[found]
+    return Matches(pair_item, slot[found], hyp_pair,
+                   np.minimum(counts.count[hyp_pair], counts.count[hyp_end:][at[found]]))

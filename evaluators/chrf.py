@@ -19,7 +19,7 @@ import numpy as np
 
 from evalproto.errors import SetupError
 from evalproto.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
-from evaluators.bulk_ngrams import Sequences, count_ngrams, matches, reference_owners
+from evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16
@@ -96,10 +96,10 @@ class CHRF(CountsEvaluator):
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """`stats` of many items, counted together (see bulk_ngrams)."""
-        ref_owner = reference_owners(items)
-        hyps = len(items)
+        references = References.of(items)
+        owner, hyps = references.owner, len(items)
         texts = [self._cased(hyp) for _, hyp in items] + [
-            self._cased(ref) for refs, _ in items for ref in refs]
+            self._cased(ref) for ref in references.texts]
         counts = []
         if self.char_order:
             chars = Sequences.of_characters(texts if self.whitespace
@@ -108,21 +108,20 @@ class CHRF(CountsEvaluator):
         if self.word_order:
             words = Sequences.of_tokens([split_punctuation(text) for text in texts])
             counts += count_ngrams(words, self.word_order)
-        per_reference = np.zeros((len(ref_owner), len(self.stat_names)))
+        per_reference = np.zeros((len(owner), len(self.stat_names)))
         for i, order_counts in enumerate(counts):
             totals = np.bincount(order_counts.sequence, weights=order_counts.count,
-                                 minlength=hyps + len(ref_owner))
-            ref_totals = totals[hyps:]
-            found = matches(order_counts, hyps, ref_owner)
-            per_reference[:, 3 * i] = np.where(ref_totals > 0, totals[ref_owner], 0)
+                                 minlength=len(texts))
+            ref_totals = totals[hyps + references.distinct]
+            found = matches(order_counts, hyps, references)
+            per_reference[:, 3 * i] = np.where(ref_totals > 0, totals[owner], 0)
             per_reference[:, 3 * i + 1] = ref_totals
             per_reference[:, 3 * i + 2] = np.bincount(found.reference, weights=found.count,
-                                                      minlength=len(ref_owner))
+                                                      minlength=len(owner))
         # Each item keeps its first reference with the best F: sort by item, then by
         # descending F, then by position, and take the first of each item.
-        ranked = np.lexsort((np.arange(len(ref_owner)), -self.f_scores(per_reference),
-                             ref_owner))
-        return per_reference[ranked[np.searchsorted(ref_owner[ranked], np.arange(hyps))]]
+        ranked = np.lexsort((np.arange(len(owner)), -self.f_scores(per_reference), owner))
+        return per_reference[ranked[np.searchsorted(owner[ranked], np.arange(hyps))]]
 
     def score_rows(self, vectors: np.ndarray) -> np.ndarray:
         return self.f_scores(vectors)

@@ -12,7 +12,7 @@ import evaluators.bulk_ngrams as bulk_ngrams
 from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from evalproto.errors import EvaluatorError
 from evaluators.bleu import BLEU
-from evaluators.bulk_ngrams import Sequences, count_ngrams, matches
+from evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evaluators.chrf import CHRF
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
@@ -31,6 +31,8 @@ AWKWARD_ITEMS = [
     (["𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀 beyond the BMP", "ÜBER straße"], "über 😀 Straße 𝔘𝔫𝔦"),
     (["one"], "one"),
     (["Punctuation, (brackets) and \"quotes\"!"], "Punctuation (brackets), and quotes!!"),
+    (["one"], "one one"),  # a reference repeated across items, as in n-best lists
+    (["a b a b", "a b a b"], "a b a b a"),  # and twice within one item
 ]
 
 
@@ -41,24 +43,38 @@ def counter_counts(sequences, n):
 @pytest.mark.parametrize("key_limit", [bulk_ngrams._KEY_LIMIT, 2 ** 32],
                          ids=["packed", "renumbered"])
 def test_counts_and_matches_equal_counters(monkeypatch, key_limit):
-    """Each sequence's counts are its Counter's, and matches between any two sequences
-    are their Counters' intersections, which fails if two n-grams share a code or one
-    n-gram gets two. With the lower key limit, codes are renumbered between orders."""
+    """Each sequence's counts are its Counter's, and each reference slot's matches are
+    the intersection of its text's and its item's hypothesis' Counters, which fails if
+    two n-grams share a code, one n-gram gets two, or a slot finds the wrong text or
+    item. Slots repeat texts across items and within one. With the lower key limit,
+    codes are renumbered between orders."""
     monkeypatch.setattr(bulk_ngrams, "_KEY_LIMIT", key_limit)
     random = np.random.default_rng(7)
     sequences = [[f"w{value}" for value in random.zipf(1.5, size=random.integers(0, 30))]
                  for _ in range(300)]
     hyps = 100
-    ref_owner = np.sort(random.integers(0, hyps, size=len(sequences) - hyps))
+    slots = 400
+    owner = np.sort(random.integers(0, hyps, size=slots))
+    references = References(texts=[], owner=owner,
+                            rank=np.arange(slots) - np.searchsorted(owner, owner),
+                            distinct=random.integers(0, len(sequences) - hyps, size=slots))
     for n, counts in enumerate(count_ngrams(Sequences.of_tokens(sequences), 5), 1):
         expected = counter_counts(sequences, n)
         got = [sorted(counts.count[counts.sequence == s].tolist()) for s in range(300)]
         assert got == [sorted(counter.values()) for counter in expected]
-        found = matches(counts, hyps, ref_owner)
-        per_reference = np.bincount(found.reference, weights=found.count, minlength=200)
-        assert per_reference.tolist() == [
-            sum((expected[hyps + r] & expected[owner]).values())
-            for r, owner in enumerate(ref_owner)]
+        found = matches(counts, hyps, references)
+        per_slot = np.bincount(found.reference, weights=found.count, minlength=slots)
+        assert per_slot.tolist() == [
+            sum((expected[hyps + text] & expected[owner]).values())
+            for owner, text in zip(references.owner, references.distinct)]
+
+
+def test_references_keep_each_distinct_text_once():
+    references = References.of([(["a", "b"], "h1"), (["b"], "h2"), (["a", "a"], "h3")])
+    assert references.texts == ["a", "b"]
+    assert references.owner.tolist() == [0, 0, 1, 2, 2]
+    assert references.rank.tolist() == [0, 1, 0, 0, 1]
+    assert references.distinct.tolist() == [0, 1, 1, 0, 0]
 
 
 def test_a_batch_too_large_for_exact_codes_is_refused(monkeypatch):
@@ -95,6 +111,20 @@ def test_rows_equal_one_by_one_and_sacrebleu(corpus, ours, theirs, options):
     assert rows.tolist() == metric._stats_one_by_one(items + AWKWARD_ITEMS).tolist()
     expected = theirs(**options)._extract_corpus_statistics(hyps, refs)
     assert rows[:len(items)].tolist() == np.array(expected, dtype=np.float64).tolist()
+
+
+@pytest.mark.parametrize("ours, theirs", [(BLEU, SacreBLEU), (CHRF, SacreCHRF)],
+                         ids=["bleu", "chrf"])
+def test_rows_of_an_nbest_load_equal_sacrebleu(ours, theirs):
+    """Each of 40 real references with 25 real hypotheses, one after another, as a tuner
+    sends them: the references repeat, and are counted once per batch."""
+    refs, hyps, _ = corpus_items("de-en")
+    nbest_refs = [ref for ref in refs[0][:40] for _ in range(25)]
+    nbest_hyps = [hyps[(i * 7 + k) % len(hyps)] for i in range(40) for k in range(25)]
+    items = [([ref], hyp) for ref, hyp in zip(nbest_refs, nbest_hyps)]
+    rows = ours().stats_many(items)
+    expected = theirs()._extract_corpus_statistics(nbest_hyps, [nbest_refs])
+    assert rows.tolist() == np.array(expected, dtype=np.float64).tolist()
 
 
 def test_chrf_keeps_the_first_of_equally_good_references():
