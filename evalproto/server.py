@@ -1,6 +1,10 @@
 """Serving an evaluator over stdin/stdout: the loop behind every `*-evaluator` script.
 
-One reply line per request, flushed at once. A request that cannot be served gets one
+One reply line per request. The requests that have arrived together are computed
+together, and their replies are flushed together, before the server reads again: no
+reply ever waits in a buffer while the server waits for input, so a client that sends
+one request and waits is answered at once, while a client that pipelines many does
+not pay a write per reply. A request that cannot be served gets one
 `ERROR` line (and the same message on stderr); then the server exits non-zero unless
 it was started with --keep-going, because the tuners that speak this protocol do not
 read replies carefully (see design.md).
@@ -18,6 +22,7 @@ import click
 
 from evalproto.errors import EvalprotoError
 from evalproto.protocol import (
+    arrived_lines,
     EvalRequest,
     Request,
     RequestError,
@@ -31,9 +36,6 @@ from evalproto.protocol import (
 
 if TYPE_CHECKING:
     from evalproto.evaluator import Evaluator
-
-
-_READ_SIZE = 1 << 16
 
 
 def _parse_line(line: bytes) -> Request:
@@ -54,22 +56,6 @@ def _answer(evaluator: Evaluator, request: Request) -> str:
     if isinstance(request, EvalRequest):
         return format_number(evaluator.checked_score(request.vector)) + "\n"
     return json.dumps(evaluator.info(), ensure_ascii=False) + "\n"
-
-
-def _arrived_lines(stream: BinaryIO) -> Iterator[List[bytes]]:
-    """The complete lines that have arrived, a batch at a time; it waits for input only
-    when no complete line is left, and a last line may lack its newline. The pieces of
-    a long line are joined once, when its end arrives."""
-    pending: List[bytes] = []
-    while chunk := stream.read1(_READ_SIZE):
-        if b"\n" not in chunk:
-            pending.append(chunk)
-            continue
-        *lines, rest = b"".join([*pending, chunk]).split(b"\n")
-        pending = [rest] if rest else []
-        yield lines
-    if pending:
-        yield [b"".join(pending)]
 
 
 def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Exception]]:
@@ -105,11 +91,12 @@ def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Ex
 def serve(evaluator: Evaluator, requests: BinaryIO, replies: BinaryIO, log: TextIO,
           keep_going: bool = False) -> int:
     """Answer requests until end of input; return the process exit status. Requests
-    that have already arrived are answered together, and all their replies are flushed
-    before the server waits for more, so a client that waits for each reply is
-    answered at once."""
+    that have already arrived are answered together, and their replies are written
+    and flushed at once before the server waits for more, so a client that waits for
+    each reply is answered at once."""
     number = 0
-    for lines in _arrived_lines(requests):
+    for lines in arrived_lines(requests):
+        answered: List[str] = []
         for reply in _replies(evaluator, lines):
             number += 1
             if isinstance(reply, Exception):  # an evaluator bug must not desynchronize
@@ -118,17 +105,19 @@ def serve(evaluator: Evaluator, requests: BinaryIO, replies: BinaryIO, log: Text
                 reply = format_error(f"request {number}: {detail}")
                 log.write(f"{evaluator.name}-evaluator: {reply}")
                 log.flush()
-                if not _send(replies, reply) or not keep_going:
+                if not keep_going:
+                    _send(replies, [*answered, reply])
                     return 1
-            elif not _send(replies, reply):
-                return 1
+            answered.append(reply)
+        if not _send(replies, answered):
+            return 1
     return 0
 
 
-def _send(replies: BinaryIO, reply: str) -> bool:
-    """Write and flush one reply; False if the client has gone away."""
+def _send(replies: BinaryIO, lines: List[str]) -> bool:
+    """Write and flush reply lines; False if the client has gone away."""
     try:
-        replies.write(reply.encode("utf-8", "backslashreplace"))
+        replies.write("".join(lines).encode("utf-8", "backslashreplace"))
         replies.flush()
     except BrokenPipeError:
         # Nobody is listening; stop Python from complaining again at exit.
