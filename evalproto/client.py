@@ -16,7 +16,8 @@ import queue
 import shlex
 import subprocess
 import threading
-from typing import Any, Callable, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
+from collections import deque
+from typing import Any, Deque, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -25,13 +26,14 @@ from evalproto.errors import EvaluatorError, InputError, SetupError
 from evalproto.evaluator import Item
 from evalproto.protocol import (
     RequestError,
+    arrived_lines,
     format_eval_request,
     format_score_request,
     parse_numbers,
+    parse_rows,
     shorten,
 )
 
-Reply = TypeVar("Reply")
 DEFAULT_TIMEOUT = 120.0
 _STDERR_TAIL_BYTES = 2000
 _EXIT_GRACE_SECONDS = 5.0
@@ -99,9 +101,7 @@ class EvaluatorProcess(ClosedOnExit):
             lines = [format_score_request(refs, hyp) for refs, hyp in items]
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        rows = self._pipelined(lines, "SCORE", self._numbers)
-        width = len(self.stat_names) if self.stat_names is not None else 0
-        return np.array(rows, dtype=np.float64).reshape(len(rows), width)
+        return self._rows(*self._pipelined(lines, "SCORE"), "SCORE")
 
     def score(self, vector: Sequence[float]) -> float:
         """EVAL one summed vector."""
@@ -110,13 +110,13 @@ class EvaluatorProcess(ClosedOnExit):
     def score_many(self, vectors: np.ndarray) -> np.ndarray:
         """EVAL each row of a (k, d) array; requests are pipelined like SCOREs."""
         lines = [format_eval_request(vector) for vector in vectors]
-        return np.array(self._pipelined(lines, "EVAL", self._single_number), dtype=np.float64)
+        return self._rows(*self._pipelined(lines, "EVAL"), "EVAL")[:, 0]
 
     def close(self) -> None:
         """End input and check that the evaluator exits cleanly with nothing left unsaid."""
         self._close_stdin()
         try:
-            extra = self._replies.get(timeout=self.timeout)
+            extra = self._next_line()
         except queue.Empty:
             self._fail("it did not exit after the end of its input")
         if extra is not None:
@@ -141,7 +141,9 @@ class EvaluatorProcess(ClosedOnExit):
             raise EvaluatorError(
                 f"cannot start evaluator {self.command!r}: {problem}: {self.argv[0]!r}") from None
         self._sent = 0
-        self._replies: queue.Queue[Optional[bytes]] = queue.Queue()
+        self._replies: queue.Queue[Optional[List[bytes]]] = queue.Queue()
+        self._received: Deque[bytes] = deque()
+        self._ended = False
         self._stderr_tail = b""
         self._reader = threading.Thread(target=self._read_replies, daemon=True)
         self._drainer = threading.Thread(target=self._drain_stderr, daemon=True)
@@ -151,7 +153,7 @@ class EvaluatorProcess(ClosedOnExit):
     def _probe_info(self) -> None:
         self._write(["INFO\n"])
         try:
-            line = self._replies.get(timeout=self.timeout)
+            line = self._next_line()
         except queue.Empty:
             line = None
         if line is None:
@@ -167,17 +169,16 @@ class EvaluatorProcess(ClosedOnExit):
             self.info = info
             self.stat_names = tuple(str(name) for name in info["stats"])
 
-    def _pipelined(self, lines: Sequence[str], kind: str,
-                   parse: Callable[[str, int], Reply]) -> List[Reply]:
-        """Send request lines from a writer thread while reading and parsing the replies
-        in order, so throughput is not bounded by round trips."""
+    def _pipelined(self, lines: Sequence[str], kind: str) -> Tuple[List[str], int]:
+        """Send request lines from a writer thread while collecting the replies in
+        order, so throughput is not bounded by round trips; (replies, the number of
+        the first request)."""
         first_request = self._sent + 1
         writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
         writer.start()
-        replies = [parse(self._reply(first_request + i, kind), first_request + i)
-                   for i in range(len(lines))]
+        replies = [self._reply(first_request + i, kind) for i in range(len(lines))]
         writer.join()
-        return replies
+        return replies, first_request
 
     def _write(self, lines: Sequence[str]) -> None:
         """Send request lines; a dead evaluator is reported by the reply reader."""
@@ -191,9 +192,20 @@ class EvaluatorProcess(ClosedOnExit):
             pass
 
     def _read_replies(self) -> None:
-        for line in self._process.stdout:
-            self._replies.put(line)
+        for lines in arrived_lines(self._process.stdout):
+            self._replies.put(lines)
         self._replies.put(None)
+
+    def _next_line(self) -> Optional[bytes]:
+        """The next line the evaluator wrote, or None once its output has ended; raises
+        queue.Empty after the timeout. Lines come from the reader a batch at a time."""
+        while not self._received and not self._ended:
+            batch = self._replies.get(timeout=self.timeout)
+            if batch is None:
+                self._ended = True
+            else:
+                self._received.extend(batch)
+        return self._received.popleft() if self._received else None
 
     def _drain_stderr(self) -> None:
         while True:
@@ -213,7 +225,7 @@ class EvaluatorProcess(ClosedOnExit):
     def _reply(self, number: int, kind: str) -> str:
         """The next reply line, which must answer request `number`."""
         try:
-            line = self._replies.get(timeout=self.timeout)
+            line = self._next_line()
         except queue.Empty:
             self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s")
         if line is None:
@@ -222,6 +234,19 @@ class EvaluatorProcess(ClosedOnExit):
         if text.startswith("ERROR"):
             self._fail(f"request {number} ({kind}) was answered {shorten(text, 300)}")
         return text
+
+    def _rows(self, replies: List[str], first_request: int, kind: str) -> np.ndarray:
+        """The numbers of SCORE replies (a row of stats each) or EVAL replies (one
+        each), checked in bulk, or reply by reply to name the first bad one."""
+        if kind == "SCORE" and self.stat_names is None and replies:
+            self._numbers(replies[0], first_request)  # the first reply fixes the width
+        width = len(self.stat_names or ()) if kind == "SCORE" else 1
+        rows = parse_rows(replies, width)
+        if rows is None:
+            parse = self._numbers if kind == "SCORE" else self._single_number
+            rows = np.array([parse(text, number) for number, text in
+                             enumerate(replies, first_request)], dtype=np.float64)
+        return rows.reshape(len(replies), width)
 
     def _numbers(self, text: str, number: int) -> Tuple[float, ...]:
         values = _parse_or_none(text)

@@ -46,9 +46,12 @@ def test_an_evaluator_that_ignores_info_is_restarted_without_it(tmp_path):
 FAULTS = {
     "error reply": ('print("ERROR cannot score this", flush=True); continue',
                     "request 3 (SCORE) was answered 'ERROR cannot score this'"),
-    "garbage": ('print("hello there", flush=True); continue', "is not finite numbers"),
-    "nan": ('print("1 nan 2", flush=True); continue', "is not finite numbers"),
-    "wrong length": ('print("1 2", flush=True); continue', "has 2 numbers, expected 3"),
+    "garbage": ('print("hello there", flush=True); continue',
+                "the reply to request 3 (SCORE) is not finite numbers"),
+    "nan": ('print("1 nan 2", flush=True); continue',
+            "the reply to request 3 (SCORE) is not finite numbers"),
+    "wrong length": ('print("1 2", flush=True); continue',
+                     "the reply to request 3 (SCORE) has 2 numbers, expected 3"),
     "crash": ('sys.stderr.write("boom: out of memory\\n"); sys.exit(3)',
               "exited before replying to request 3 (SCORE); exit status 3; "
               "stderr: boom: out of memory"),

@@ -18,6 +18,7 @@ from evalproto.protocol import (
     format_score_request,
     parse_numbers,
     parse_request,
+    parse_rows,
 )
 
 
@@ -112,6 +113,18 @@ def test_rows_are_written_as_each_number_would_be(rows):
 def test_rows_with_a_non_finite_number_are_refused(bad):
     with pytest.raises(ValueError, match="finite"):
         format_rows(np.array([[1.0, 2.0], [bad, 3.0]]))
+
+
+def test_reply_rows_are_read_as_each_line_would_be():
+    lines = ["1 2 3", "  -0.5\t1e-07 +4 ", "1.7976931348623157e308 .5 5."]
+    assert parse_rows(lines, 3).tolist() == [list(parse_numbers(line)) for line in lines]
+    assert parse_rows([], 13).shape == (0, 13)
+
+
+@pytest.mark.parametrize("bad", ["1 2", "1 2 3 4", "nan 1 2", "1 inf 2", "1e999 1 2",
+                                 "1_000 1 2", "١ 2 3", "1.2.3 4 5", "ERROR request 2: no"])
+def test_reply_rows_with_any_bad_line_are_left_to_parse_one_by_one(bad):
+    assert parse_rows(["1 2 3", bad, "4 5 6"], 3) is None
 
 
 def test_every_double_round_trips_through_the_wire():
