@@ -1,14 +1,16 @@
 """Speed-up of scoring on 2 local Dask workers over 1 (issue target: at least 1.6x).
 
-Starts a LocalCluster of 1 and then of 2 worker processes and times the scoring on it,
-the same calls `corpus-score --scheduler` makes once started (process start-up,
+Keeps a LocalCluster of 1 and one of 2 worker processes open and times the scoring on
+them, the same calls `corpus-score --scheduler` makes once started (process start-up,
 imports and cluster start-up, about 3 s together, are left out: a cluster outlives
-many runs). Loads: TER over 600 synthetic segments with 2 references, and an n-best
-tuning load (300 references x 100 hypotheses) in process and through
-`-e bleu-evaluator`. Each run scores fresh data, since workers keep their evaluators
-(and tokenizer caches) between runs. Prints medians of REPEATS runs and speed-ups.
+many runs, so each cluster first scores a warm-up load). Loads: TER over 600 synthetic
+segments with 2 references, and an n-best tuning load (300 references x 100
+hypotheses) in process and through `-e bleu-evaluator`. Each run scores fresh data,
+since workers keep their evaluators (and tokenizer caches) between runs. The two
+clusters take turns on each input, in alternating order, so that the shared machine's
+drift falls on both alike. Prints medians of REPEATS runs and their ratio.
 
-    python3 bench/dask_scaling.py [--repeats 3]
+    python3 bench/dask_scaling.py [--repeats 5]
 """
 
 import argparse
@@ -16,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -41,15 +44,13 @@ def seconds(client, load) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        def loads(repeat: int) -> dict:
-            """Fresh data for every run: workers keep their evaluators (and so their
-            tokenizer caches) between runs, which would flatter repeated inputs."""
-            refs, hyp = make_corpus(Path(work) / f"ter{repeat}", 600, seed=repeat)
-            nbest_ref, nbest_hyp = make_nbest(Path(work) / f"nbest{repeat}",
-                                              per_reference=100, seed=repeat)
+    with tempfile.TemporaryDirectory() as work, ExitStack() as stack:
+        def loads(name: str, seed: int) -> dict:
+            refs, hyp = make_corpus(Path(work) / f"ter-{name}", 600, seed=seed)
+            nbest_ref, nbest_hyp = make_nbest(Path(work) / f"nbest-{name}",
+                                              per_reference=100, seed=seed)
             return {
                 "TER, 600 segments x 2 refs": [*refs, hyp, "-m", "ter"],
                 "n-best, 300 refs x 100 hyps, -m bleu": [nbest_ref, nbest_hyp, "-m", "bleu"],
@@ -57,17 +58,26 @@ def main() -> None:
                                                                    BLEU_EVALUATOR],
             }
 
-        runs = [loads(repeat) for repeat in range(args.repeats)]
-        medians: dict = {name: [] for name in runs[0]}
-        for workers in (1, 2):  # the same inputs on both; each new cluster starts cold
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                              dashboard_address=":0") as cluster, Client(cluster) as client:
-                for name in medians:
-                    times = [seconds(client, run[name]) for run in runs]
-                    medians[name].append(statistics.median(times))
+        clients = {}
+        for workers in (1, 2):
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                dashboard_address=":0"))
+            clients[workers] = stack.enter_context(Client(cluster))
+        warm_up = loads("warm-up", seed=1000)
+        for client in clients.values():
+            for load in warm_up.values():
+                seconds(client, load)
+        times: dict = {name: {1: [], 2: []} for name in warm_up}
+        for repeat in range(args.repeats):
+            run = loads(str(repeat), seed=repeat)
+            for name, load in run.items():
+                for workers in ((1, 2) if repeat % 2 == 0 else (2, 1)):
+                    times[name][workers].append(seconds(clients[workers], load))
         print(f"{'load':48} {'1 worker':>9} {'2 workers':>10} {'speed-up':>9}")
-        for name, (one, two) in medians.items():
-            print(f"{name:48} {one:8.1f}s {two:9.1f}s {one / two:8.2f}x")
+        for name, by_workers in times.items():
+            one, two = (statistics.median(by_workers[w]) for w in (1, 2))
+            print(f"{name:48} {one:8.2f}s {two:9.2f}s {one / two:8.2f}x")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def test_corpus_bleu_process(benchmark, corpus, side):
     refs, hyp = corpus
     command = ([sys.executable, "-m", "evalproto", "corpus-score", *refs, hyp] if side == "ours"
                else [sys.executable, "-m", "sacrebleu", *refs, "-i", hyp, "-m", "bleu"])
-    benchmark.pedantic(run, args=(command,), rounds=5, iterations=1)
+    benchmark.pedantic(run, args=(command,), rounds=9, iterations=1)
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -159,4 +159,4 @@ def test_protocol_overhead(benchmark, corpus, side):
     refs, hyp = corpus
     metric = ["-e", BLEU_EVALUATOR] if side == "ours" else ["-m", "bleu"]
     benchmark.pedantic(run, args=([sys.executable, "-m", "evalproto", "corpus-score", *refs,
-                                   hyp, *metric],), rounds=5, iterations=1)
+                                   hyp, *metric],), rounds=9, iterations=1)
