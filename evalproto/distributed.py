@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -20,7 +21,16 @@ import numpy as np
 from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
 from evalproto.evaluator import Item
-from evalproto.readers import read_corpus, read_line_range
+from evalproto.readers import (
+    check_inputs,
+    check_line_counts,
+    count_lines,
+    empty_file,
+    is_plain,
+    line_starts,
+    read_bytes,
+    read_line_range,
+)
 from evalproto.scoring import MetricTable, StatsSource, stats_tables
 from evalproto.sources import MetricSpec
 
@@ -51,17 +61,53 @@ def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
         raise
 
 
-def count_segments(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> int:
-    """Read and check the files as a local run would; return the number of segments."""
-    return len(read_corpus(ref_paths, hyp_paths).refs)
+def line_ranges(segments: int, parts: int) -> List[Tuple[int, int]]:
+    size = max(1, math.ceil(segments / max(1, parts)))
+    return [(start, min(start + size, segments)) for start in range(0, segments, size)]
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Segments [start, stop), and where their lines lie in each plain file (None for a
+    compressed file, which a worker decompresses whole)."""
+
+    start: int
+    stop: int
+    spans: Dict[str, Optional[Tuple[int, int]]]
+
+
+def plan_partitions(ref_paths: Sequence[str], hyp_paths: Sequence[str], parts: int
+                    ) -> Tuple[int, List[Partition]]:
+    """Check the files as a local run would (the UTF-8 is checked by the partitions as
+    they decode) and split the segments into about `parts` line ranges; returns the
+    number of segments and the partitions."""
+    check_inputs(ref_paths, hyp_paths)
+    counts, starts = {}, {}
+    ranges: List[Tuple[int, int]] = []
+    for path in [*ref_paths, *hyp_paths]:
+        data = read_bytes(path)
+        counts[path] = count_lines(data)
+        if not counts[path]:
+            raise empty_file(path)
+        if not ranges:  # by the first file's count, which the others must match
+            ranges = line_ranges(counts[path], parts)
+        if is_plain(path, data):
+            starts[path] = line_starts(data, [start for start, _ in ranges] + [ranges[-1][1]])
+    check_line_counts(ref_paths, hyp_paths, counts)
+    return counts[ref_paths[0]], [
+        Partition(start, stop, {path: (starts[path][i], starts[path][i + 1])
+                                if path in starts else None for path in counts})
+        for i, (start, stop) in enumerate(ranges)]
 
 
 def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequence[str],
-                   hyp_paths: Sequence[str], start: int, stop: int) -> Dict[str, np.ndarray]:
-    """Every system's rows for segments [start, stop), read by this worker."""
-    refs = [list(segment) for segment in zip(*(read_line_range(path, start, stop)
-                                               for path in ref_paths))]
-    systems = {path: read_line_range(path, start, stop) for path in hyp_paths}
+                   hyp_paths: Sequence[str], partition: Partition) -> Dict[str, np.ndarray]:
+    """Every system's rows for one partition's segments, read by this worker."""
+    def lines(path: str) -> List[str]:
+        return read_line_range(path, partition.start, partition.stop, partition.spans[path])
+
+    refs = [list(segment) for segment in zip(*map(lines, ref_paths))]
+    systems = {path: lines(path) for path in hyp_paths}
     return _using(spec, timeout,
                   lambda source: stats_tables([(spec.spec, source)], refs, systems)[0].rows)
 
@@ -128,21 +174,17 @@ class RemoteSource:
         raise NotImplementedError("rows come from the workers' partitions")
 
 
-def line_ranges(segments: int, workers: int) -> List[Tuple[int, int]]:
-    size = max(1, math.ceil(segments / max(1, workers * PARTITIONS_PER_WORKER)))
-    return [(start, min(start + size, segments)) for start in range(0, segments, size)]
-
-
 def distributed_tables(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequence[str],
                        hyp_paths: Sequence[str], timeout: Optional[float]
                        ) -> Tuple[int, List[MetricTable]]:
     """(segments, tables) as `stats_tables` would give them, computed by the workers."""
-    segments = client.submit(count_segments, ref_paths, hyp_paths, pure=False).result()
-    ranges = line_ranges(segments, len(client.scheduler_info()["workers"]))
+    parts = PARTITIONS_PER_WORKER * len(client.scheduler_info()["workers"])
+    segments, partitions = client.submit(plan_partitions, ref_paths, hyp_paths, parts,
+                                         pure=False).result()
     tables = []
     for spec in specs:
-        futures = [client.submit(partition_rows, spec, timeout, ref_paths, hyp_paths, start,
-                                 stop, pure=False) for start, stop in ranges]
+        futures = [client.submit(partition_rows, spec, timeout, ref_paths, hyp_paths,
+                                 partition, pure=False) for partition in partitions]
         parts = client.gather(futures)
         rows = {path: np.concatenate([part[path] for part in parts]) for path in hyp_paths}
         tables.append(MetricTable(spec.spec, RemoteSource(client, spec, timeout), rows))

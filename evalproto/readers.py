@@ -28,10 +28,15 @@ STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_bytes(path: str) -> bytes:
+def read_bytes(path: str, span: Optional[Tuple[int, int]] = None) -> bytes:
     """The whole content of a file, or of stdin for "-", decompressed when it is gzip
-    (by its name or, e.g. on stdin, by its first bytes, which UTF-8 text cannot have)."""
+    (by its name or, e.g. on stdin, by its first bytes, which UTF-8 text cannot have);
+    or only the bytes [begin, end) of a plain file (see `is_plain`)."""
     try:
+        if span is not None:
+            with open(path, "rb") as stream:
+                stream.seek(span[0])
+                return stream.read(span[1] - span[0])
         if path == STDIN:
             data = sys.stdin.buffer.read()
         elif path.endswith(".gz"):
@@ -51,13 +56,19 @@ def read_bytes(path: str) -> bytes:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def read_lines(path: str) -> List[str]:
-    """The lines of a UTF-8 text file, without line ends or trailing whitespace."""
-    data = read_bytes(path)
+def is_plain(path: str, data: bytes) -> bool:
+    """Whether `data`, as read_bytes gave it, is the file's bytes on disk, so that byte
+    offsets into it are offsets into the file."""
+    return path != STDIN and not path.endswith(".gz") and data[:2] != GZIP_MAGIC
+
+
+def split_lines(path: str, data: bytes, first_line: int = 0) -> List[str]:
+    """The lines in `data` without line ends or trailing whitespace; `data` is the part
+    of `path` that starts at line `first_line` (0-based), which errors name."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = first_line + data.count(b"\n", 0, exc.start) + 1
         raise InputError(
             f"{path}: line {line}: invalid UTF-8 (byte 0x{data[exc.start]:02x}); "
             f"expected UTF-8 text") from None
@@ -67,14 +78,33 @@ def read_lines(path: str) -> List[str]:
     return [line.rstrip() for line in lines]
 
 
-def read_line_range(path: str, start: int, stop: int) -> List[str]:
-    """Lines [start, stop) of a file, as read_lines gives them, decoding only those (a
-    worker reads its own range of a file that read_lines has already checked)."""
+def read_lines(path: str) -> List[str]:
+    """The lines of a UTF-8 text file, without line ends or trailing whitespace."""
+    return split_lines(path, read_bytes(path))
+
+
+def count_lines(data: bytes) -> int:
+    """How many lines read_lines finds in `data`."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def line_starts(data: bytes, lines: Sequence[int]) -> List[int]:
+    """The byte offset at which each of the given lines (0-based) starts; the line after
+    the last starts at the end of `data`."""
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+    starts = np.concatenate(([0], newlines + 1))
+    return [int(starts[line]) if line < len(starts) else len(data) for line in lines]
+
+
+def read_line_range(path: str, start: int, stop: int,
+                    span: Optional[Tuple[int, int]] = None) -> List[str]:
+    """Lines [start, stop) of a file, as read_lines gives them, decoding only those. With
+    `span`, their byte offsets in a plain file, only those bytes are read."""
+    if span is not None:
+        return split_lines(path, read_bytes(path, span), start)
     data = read_bytes(path)
-    line_ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
-    begin = int(line_ends[start - 1]) + 1 if start else 0
-    end = int(line_ends[stop - 1]) if stop <= len(line_ends) else len(data)
-    return [line.rstrip() for line in data[begin:end].decode("utf-8").split("\n")]
+    begin, end = line_starts(data, [start, stop])
+    return split_lines(path, data[begin:end], start)
 
 
 @contextmanager
@@ -127,25 +157,40 @@ class Corpus:
         return list(zip(self.refs, self.systems[system]))
 
 
-def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> Corpus:
-    """Read reference files and hypothesis files, checking they align line by line."""
+def check_inputs(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> None:
+    """Refuse stdin given twice and a system given twice."""
     if [*ref_paths, *hyp_paths].count(STDIN) > 1:
         raise InputError("standard input ('-') can be read only once")
     for path in set(hyp_paths):
         if hyp_paths.count(path) > 1:
             raise InputError(f"{path}: given twice as a system to score")
+
+
+def empty_file(path: str) -> InputError:
+    return InputError(f"{path}: file is empty; expected one segment per line")
+
+
+def check_line_counts(ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                      counts: Dict[str, int]) -> None:
+    """Every file must have as many lines as the first reference file."""
+    first = ref_paths[0]
+    for path in [*ref_paths[1:], *hyp_paths]:
+        if counts[path] != counts[first]:
+            raise InputError(
+                f"{first} has {counts[first]} lines but {path} has {counts[path]} lines; "
+                f"every file needs one line per segment")
+
+
+def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> Corpus:
+    """Read reference files and hypothesis files, checking they align line by line."""
+    check_inputs(ref_paths, hyp_paths)
     columns = {}
     for path in [*ref_paths, *hyp_paths]:
         lines = read_lines(path)
         if not lines:
-            raise InputError(f"{path}: file is empty; expected one segment per line")
+            raise empty_file(path)
         columns[path] = lines
-    first = ref_paths[0]
-    for path in [*ref_paths[1:], *hyp_paths]:
-        if len(columns[path]) != len(columns[first]):
-            raise InputError(
-                f"{first} has {len(columns[first])} lines but {path} has "
-                f"{len(columns[path])} lines; every file needs one line per segment")
+    check_line_counts(ref_paths, hyp_paths, {path: len(lines) for path, lines in columns.items()})
     refs = [list(segment) for segment in zip(*(columns[path] for path in ref_paths))]
     return Corpus(refs, {path: columns[path] for path in hyp_paths},
                   [str(line) for line in range(1, len(refs) + 1)])

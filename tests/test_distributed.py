@@ -9,7 +9,8 @@ from dask.distributed import Client, LocalCluster
 
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, run_cli, script
 from evalproto import readers
-from evalproto.distributed import bag_score, bag_stats
+from evalproto.distributed import bag_score, bag_stats, plan_partitions
+from evalproto.errors import InputError
 from evalproto.statsfile import read_stats
 from evaluators.bleu import BLEU
 from evaluators.ter import TER
@@ -67,6 +68,19 @@ def test_a_failing_evaluator_on_a_worker_is_a_clear_error(cluster, tmp_path):
     assert "Traceback" not in result.output
 
 
+def test_invalid_utf8_found_by_a_partition_is_the_local_error(cluster, tmp_path):
+    hyp = tmp_path / "hyp.txt"
+    lines = read_lines(DE_EN_HYP)
+    hyp.write_bytes("\n".join(lines[:99]).encode() + b"\nbad \xff byte\n"
+                    + "\n".join(lines[100:]).encode() + b"\n")
+    local = run_cli("corpus-score", *DE_EN_REFS, str(hyp))
+    remote = run_cli("corpus-score", *DE_EN_REFS, str(hyp), "--scheduler",
+                     cluster.scheduler.address)
+    assert local.exit_code == remote.exit_code == 1
+    assert remote.output == local.output
+    assert f"{hyp}: line 100: invalid UTF-8 (byte 0xff)" in remote.output
+
+
 def test_lm_score_on_the_cluster_equals_the_local_run(cluster, tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_text("".join(
@@ -115,6 +129,9 @@ def test_bad_schedulers_are_explained(scheduler, message):
 @pytest.mark.parametrize("content", [b"a\nb \n\nc\xc3\xa9\r\nd\n", b"a\nb\nc", b"only\n", b"x\n\n"],
                          ids=["trailing newline", "no trailing newline", "one line", "empty last"])
 def test_a_worker_reads_exactly_its_line_range(tmp_path, content):
+    """From a compressed file (decompressed whole) and from a plain one (only the bytes
+    of the range, at the offsets that line_starts gives)."""
+    assert readers.count_lines(content) == len(readers.split_lines("x", content))
     for name, data in (("plain.txt", content), ("packed.gz", gzip.compress(content))):
         path = tmp_path / name
         path.write_bytes(data)
@@ -122,3 +139,43 @@ def test_a_worker_reads_exactly_its_line_range(tmp_path, content):
         for start in range(len(lines)):
             for stop in range(start + 1, len(lines) + 1):
                 assert readers.read_line_range(str(path), start, stop) == lines[start:stop]
+                span = tuple(readers.line_starts(content, [start, stop]))
+                assert readers.read_line_range(str(tmp_path / "plain.txt"), start, stop,
+                                               span) == lines[start:stop]
+
+
+def test_a_partition_names_the_line_of_invalid_utf8(tmp_path):
+    path = tmp_path / "hyp.txt"
+    content = b"one\ntwo\nthree\nfo\xe9ur\nfive\n"
+    path.write_bytes(content)
+    span = tuple(readers.line_starts(content, [2, 5]))
+    with pytest.raises(InputError, match=r"hyp.txt: line 4: invalid UTF-8 \(byte 0xe9\)"):
+        readers.read_line_range(str(path), 2, 5, span)
+
+
+def test_partitions_cover_every_segment_with_the_spans_of_plain_files(tmp_path):
+    plain, packed = tmp_path / "ref.txt", tmp_path / "hyp.gz"
+    plain.write_text("".join(f"line {i}\n" for i in range(10)))
+    packed.write_bytes(gzip.compress(b"".join(b"h%d\n" % i for i in range(10))))
+    segments, partitions = plan_partitions([str(plain)], [str(packed)], 3)
+    assert segments == 10
+    assert [(part.start, part.stop) for part in partitions] == [(0, 4), (4, 8), (8, 10)]
+    assert [part.spans[str(plain)] for part in partitions] == [(0, 28), (28, 56), (56, 70)]
+    assert all(part.spans[str(packed)] is None for part in partitions)
+
+
+@pytest.mark.parametrize("files", [
+    lambda d: ([d / "a"], [d / "missing"]),
+    lambda d: ([d / "a"], [d / "empty"]),
+    lambda d: ([d / "a", d / "short"], [d / "a"]),
+    lambda d: ([d / "a"], [d / "b", d / "b"]),
+], ids=["missing", "empty", "line counts differ", "system twice"])
+def test_a_plan_refuses_what_a_local_run_refuses_in_the_same_words(tmp_path, files):
+    for name, text in (("a", "x\ny\n"), ("b", "p\nq\n"), ("short", "x\n"), ("empty", "")):
+        (tmp_path / name).write_text(text)
+    refs, hyps = ([str(path) for path in group] for group in files(tmp_path))
+    with pytest.raises(InputError) as local:
+        readers.read_corpus(refs, hyps)
+    with pytest.raises(InputError) as planned:
+        plan_partitions(refs, hyps, 2)
+    assert str(planned.value) == str(local.value)
