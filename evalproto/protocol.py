@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
@@ -124,8 +124,8 @@ def parse_rows(lines: Sequence[str], width: int) -> Optional[np.ndarray]:
 def arrived_lines(stream: BinaryIO) -> Iterator[List[bytes]]:
     """The complete lines that have arrived in a pipe, a batch at a time, without their
     newlines; it waits for input only when no complete line is left, and a last line
-    may lack its newline. The pieces of
-    a long line are joined once, when its end arrives."""
+    may lack its newline. The pieces of a long line are joined once, when its end
+    arrives."""
     pending: List[bytes] = []
     while chunk := stream.read1(_READ_SIZE):
         if b"\n" not in chunk:

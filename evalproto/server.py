@@ -22,11 +22,11 @@ import click
 
 from evalproto.errors import EvalprotoError
 from evalproto.protocol import (
-    arrived_lines,
     EvalRequest,
     Request,
     RequestError,
     ScoreRequest,
+    arrived_lines,
     format_error,
     format_number,
     format_numbers,
