@@ -15,7 +15,7 @@ from evalproto.errors import EvalprotoError, InputError
 from evalproto.launch import METRIC_FLAGS, option_values
 from evalproto.outputs import write_atomically
 from evalproto.readers import STDIN as STDIN_NAME
-from evalproto.readers import Corpus, read_corpus, read_lines
+from evalproto.readers import Corpus, check_inputs, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
 from evalproto.scoring import Analysis, MetricTable, analyse, stats_tables
@@ -441,8 +441,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
     """
     resamples = confidence_n if confidence else 0
     try:
-        if logs.count(STDIN_NAME) > 1:
-            raise InputError("standard input ('-') can be read only once")
+        check_inputs(logs, ())
         options = (reranker, raw, skip_first_token, by, resamples, seed)
         if scheduler:
             if STDIN_NAME in logs:

@@ -11,7 +11,6 @@ Dask is optional: `pip install 'evalproto[dask]'`.
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -20,6 +19,7 @@ import numpy as np
 
 from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
+from evalproto.pool import contiguous_ranges
 from evalproto.evaluator import Item
 from evalproto.readers import (
     check_inputs,
@@ -61,11 +61,6 @@ def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
         raise
 
 
-def line_ranges(segments: int, parts: int) -> List[Tuple[int, int]]:
-    size = max(1, math.ceil(segments / max(1, parts)))
-    return [(start, min(start + size, segments)) for start in range(0, segments, size)]
-
-
 @dataclass(frozen=True)
 class Partition:
     """Segments [start, stop), and where their lines lie in each plain file (None for a
@@ -90,7 +85,7 @@ def plan_partitions(ref_paths: Sequence[str], hyp_paths: Sequence[str], parts: i
         if not counts[path]:
             raise empty_file(path)
         if not ranges:  # by the first file's count, which the others must match
-            ranges = line_ranges(counts[path], parts)
+            ranges = contiguous_ranges(counts[path], parts)
         if is_plain(path, data):
             starts[path] = line_starts(data, [start for start, _ in ranges] + [ranges[-1][1]])
     check_line_counts(ref_paths, hyp_paths, counts)

@@ -37,10 +37,16 @@ def _worker_stats(items: Sequence[Item]) -> np.ndarray:
     return _WORKER_SOURCE.stats_many(items)
 
 
+def contiguous_ranges(count: int, parts: int) -> List[Tuple[int, int]]:
+    """At most `parts` ranges [start, stop) of nearly equal size that cover 0..count in
+    order, none of them empty."""
+    size = max(1, -(-count // max(1, parts)))
+    return [(start, min(start + size, count)) for start in range(0, count, size)]
+
+
 def chunks(items: Sequence[Item], parts: int) -> List[Sequence[Item]]:
     """`parts` contiguous slices of nearly equal size (empty ones left out)."""
-    size = -(-len(items) // parts) if items else 0
-    return [items[start:start + size] for start in range(0, len(items), max(size, 1))]
+    return [items[start:stop] for start, stop in contiguous_ranges(len(items), parts)]
 
 
 class EvaluatorPool(ClosedOnExit):
