@@ -17,7 +17,7 @@ import shlex
 import subprocess
 import threading
 from collections import deque
-from typing import Any, Deque, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
+from typing import Any, BinaryIO, Deque, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -145,8 +145,12 @@ class EvaluatorProcess(ClosedOnExit):
         self._received: Deque[bytes] = deque()
         self._ended = False
         self._stderr_tail = b""
-        self._reader = threading.Thread(target=self._read_replies, daemon=True)
-        self._drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+        # Each thread is bound to this process's stream (and queue): after a restart,
+        # the first copy's threads can still be finishing, and must not reach the new one.
+        self._reader = threading.Thread(target=_read_replies,
+                                        args=(self._process.stdout, self._replies), daemon=True)
+        self._drainer = threading.Thread(target=self._drain_stderr,
+                                         args=(self._process.stderr,), daemon=True)
         self._reader.start()
         self._drainer.start()
 
@@ -191,11 +195,6 @@ class EvaluatorProcess(ClosedOnExit):
         except (BrokenPipeError, ValueError, OSError):
             pass
 
-    def _read_replies(self) -> None:
-        for lines in arrived_lines(self._process.stdout):
-            self._replies.put(lines)
-        self._replies.put(None)
-
     def _next_line(self) -> Optional[bytes]:
         """The next line the evaluator wrote, or None once its output has ended; raises
         queue.Empty after the timeout. Lines come from the reader a batch at a time."""
@@ -207,12 +206,10 @@ class EvaluatorProcess(ClosedOnExit):
                 self._received.extend(batch)
         return self._received.popleft() if self._received else None
 
-    def _drain_stderr(self) -> None:
-        while True:
-            chunk = self._process.stderr.read1(65536)
-            if not chunk:
-                return
-            self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
+    def _drain_stderr(self, stderr: BinaryIO) -> None:
+        while chunk := stderr.read1(65536):
+            if stderr is self._process.stderr:  # not a replaced copy's
+                self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
 
     def _close_stdin(self) -> None:
         try:
@@ -284,6 +281,13 @@ class EvaluatorProcess(ClosedOnExit):
         raise EvaluatorError(
             f"evaluator {self.command!r} failed: {problem}; {state}; "
             f"stderr: {tail[-500:] if tail else '(empty)'}")
+
+
+def _read_replies(stdout: BinaryIO, replies: queue.Queue) -> None:
+    """Hand over one process's output lines as they arrive, and None at its end."""
+    for lines in arrived_lines(stdout):
+        replies.put(lines)
+    replies.put(None)
 
 
 def _parse_or_none(text: str) -> Optional[Tuple[float, ...]]:

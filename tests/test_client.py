@@ -43,6 +43,17 @@ def test_an_evaluator_that_ignores_info_is_restarted_without_it(tmp_path):
         assert process.stats_many(ITEMS).tolist()[0] == [1, 3, 2]
 
 
+def test_the_first_copy_ending_late_does_not_disturb_the_restarted_one(tmp_path):
+    """A process that outlives the evaluator keeps its stdout open, so the first copy's
+    output ends (at 2.5 s) while the restarted copy is answering (its second SCORE
+    takes 1.5 s): that end belongs to the first copy's reader alone."""
+    holder = 'subprocess.Popen(["sleep", "2.5"], start_new_session=True)'
+    command = fake(tmp_path, "time.sleep(1.5)", startup=holder, on_unknown="continue")
+    with EvaluatorProcess(command, timeout=2) as process:
+        assert process.info is None
+        assert process.stats_many(ITEMS).tolist() == [[1, 3, 2], [1, 2, 1], [1, 1, 3]]
+
+
 FAULTS = {
     "error reply": ('print("ERROR cannot score this", flush=True); continue',
                     "request 3 (SCORE) was answered 'ERROR cannot score this'"),
