@@ -17,7 +17,8 @@ import shlex
 import subprocess
 import threading
 from collections import deque
-from typing import Any, BinaryIO, Deque, Iterable, List, NoReturn, Optional, Sequence, Tuple, TypeVar
+from typing import (Any, BinaryIO, Deque, Iterable, List, NoReturn, Optional, Sequence, Tuple,
+                    TypeVar)
 
 import numpy as np
 
