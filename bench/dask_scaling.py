@@ -1,9 +1,10 @@
 """Speed-up of scoring on 2 local Dask workers over 1 (issue target: at least 1.6x).
 
-Keeps a LocalCluster of 1 and one of 2 worker processes open and times the scoring on
-them, the same calls `corpus-score --scheduler` makes once started (process start-up,
-imports and cluster start-up, about 3 s together, are left out: a cluster outlives
-many runs, so each cluster first scores a warm-up load). Loads: TER over 600 synthetic
+Keeps a LocalCluster of 1 and one of 2 worker processes open (made as `--scheduler
+local:N` makes them) and times the scoring on them, the same calls `corpus-score
+--scheduler` makes once started (process start-up, imports and cluster start-up, about
+3 s together, are left out: a cluster outlives many runs, so each cluster first scores
+a warm-up load). Loads: TER over 600 synthetic
 segments with 2 references, and an n-best tuning load (300 references x 100
 hypotheses) in process and through `-e bleu-evaluator`. Each run scores fresh data,
 since workers keep their evaluators (and tokenizer caches) between runs. The two
@@ -23,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from data import make_corpus, make_nbest  # noqa: E402
-from dask.distributed import Client, LocalCluster  # noqa: E402
+from dask.distributed import Client  # noqa: E402
 
-from evalproto.distributed import distributed_tables  # noqa: E402
+from evalproto.distributed import distributed_tables, local_cluster  # noqa: E402
 from evalproto.scoring import Analysis, analyse  # noqa: E402
 from evalproto.sources import MetricSpec  # noqa: E402
 
@@ -60,9 +61,7 @@ def main() -> None:
 
         clients = {}
         for workers in (1, 2):
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True,
-                dashboard_address=":0"))
+            cluster = stack.enter_context(local_cluster(workers))
             clients[workers] = stack.enter_context(Client(cluster))
         warm_up = loads("warm-up", seed=1000)
         for client in clients.values():

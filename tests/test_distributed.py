@@ -1,15 +1,16 @@
 """Scoring on a real Dask LocalCluster of two worker processes gives the local numbers."""
 
 import gzip
+import os
 
 import dask.bag
 import numpy as np
 import pytest
-from dask.distributed import Client, LocalCluster
+from dask.distributed import Client
 
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, run_cli, script
 from evalproto import readers
-from evalproto.distributed import bag_score, bag_stats, plan_partitions
+from evalproto.distributed import bag_score, bag_stats, local_cluster, plan_partitions
 from evalproto.errors import InputError
 from evalproto.statsfile import read_stats
 from evaluators.bleu import BLEU
@@ -18,9 +19,18 @@ from evaluators.ter import TER
 
 @pytest.fixture(scope="module")
 def cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as local, Client(local) as client:
+    with local_cluster(2) as local, Client(local) as client:
         yield client
+
+
+def test_workers_keep_glibcs_default_memory_trimming(cluster):
+    """Dask's default MALLOC_TRIM_THRESHOLD_ slows numpy-heavy scoring by a third or more."""
+    environments = cluster.run(lambda: dict(os.environ))
+    assert len(environments) == 2
+    for environment in environments.values():
+        assert "MALLOC_TRIM_THRESHOLD_" not in environment
+        assert environment["OMP_NUM_THREADS"] == "1"  # Dask's other settings stay
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ  # nor does it leak into the client
 
 
 def rows(*args):
