@@ -163,6 +163,13 @@ def test_text_output_lists_the_statistics(logs):
      '{"target": "c", "logp": ' + "9" * 400 + "}\n", "line 3: expected 'logp' to be a number"),
     ('{"target": "a"}\n{"target": "b", "logp": 1e999999}\n', "line 2: expected an LM "
      "Challenge event, a JSON object with a string 'target' (Number out of range"),
+    ('{"target": "a", "completions": [["a"]]}\n{"target": "b", "completions": []}\n',
+     "line 2: expected an LM Challenge event, a JSON object with a string 'target' "
+     "(Expected `array` of length >= 1 - at `$.completions`)"),
+    ('{"target": "a", "completions": ["a", "b"]}\n', "line 1: expected an LM Challenge "
+     "event, a JSON object with a string 'target' (Expected `array`, got `str` - at "
+     "`$.completions[0]`)"),
+    ('{"target": "a", "completions": [["a", null]]}\n', "got `null` - at `$.completions[0][1]`"),
     ("", "no events"),
     ('{"target": "a", "select": false}\n', "every event is unselected"),
 ])
