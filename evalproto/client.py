@@ -181,7 +181,7 @@ class EvaluatorProcess(ClosedOnExit):
         first_request = self._sent + 1
         writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
         writer.start()
-        replies = [self._reply(first_request + i, kind) for i in range(len(lines))]
+        replies = self._replies_to(first_request, len(lines), kind)
         writer.join()
         return replies, first_request
 
@@ -198,14 +198,24 @@ class EvaluatorProcess(ClosedOnExit):
 
     def _next_line(self) -> Optional[bytes]:
         """The next line the evaluator wrote, or None once its output has ended; raises
-        queue.Empty after the timeout. Lines come from the reader a batch at a time."""
+        queue.Empty after the timeout."""
+        lines = self._take_lines(1)
+        return lines[0] if lines else None
+
+    def _take_lines(self, most: int) -> List[bytes]:
+        """Up to `most` of the lines the evaluator wrote, waiting only while none is at
+        hand; [] once its output has ended; raises queue.Empty after the timeout. Lines
+        come from the reader a batch at a time."""
         while not self._received and not self._ended:
             batch = self._replies.get(timeout=self.timeout)
             if batch is None:
                 self._ended = True
             else:
                 self._received.extend(batch)
-        return self._received.popleft() if self._received else None
+        if len(self._received) <= most:
+            lines, self._received = list(self._received), deque()
+            return lines
+        return [self._received.popleft() for _ in range(most)]
 
     def _drain_stderr(self, stderr: BinaryIO) -> None:
         while chunk := stderr.read1(65536):
@@ -220,18 +230,28 @@ class EvaluatorProcess(ClosedOnExit):
 
     # -- replies ------------------------------------------------------------------
 
-    def _reply(self, number: int, kind: str) -> str:
-        """The next reply line, which must answer request `number`."""
-        try:
-            line = self._next_line()
-        except queue.Empty:
-            self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s")
-        if line is None:
-            self._fail(f"it exited before replying to request {number} ({kind})", exiting=True)
-        text = _decode(line).strip()
-        if text.startswith("ERROR"):
-            self._fail(f"request {number} ({kind}) was answered {shorten(text, 300)}")
-        return text
+    def _replies_to(self, first_request: int, count: int, kind: str) -> List[str]:
+        """The reply lines to `count` requests from `first_request` on. They are decoded
+        a batch at a time; only a batch that holds an ERROR is gone through line by
+        line, to name its request."""
+        replies: List[str] = []
+        while len(replies) < count:
+            number = first_request + len(replies)
+            try:
+                lines = self._take_lines(count - len(replies))
+            except queue.Empty:
+                self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s")
+            if not lines:
+                self._fail(f"it exited before replying to request {number} ({kind})",
+                           exiting=True)
+            text = _decode(b"\n".join(lines))
+            if "ERROR" in text:
+                for offset, line in enumerate(map(str.strip, text.split("\n"))):
+                    if line.startswith("ERROR"):
+                        self._fail(f"request {number + offset} ({kind}) was answered "
+                                   f"{shorten(line, 300)}")
+            replies += text.split("\n")
+        return replies
 
     def _rows(self, replies: List[str], first_request: int, kind: str) -> np.ndarray:
         """The numbers of SCORE replies (a row of stats each) or EVAL replies (one
@@ -242,7 +262,7 @@ class EvaluatorProcess(ClosedOnExit):
         rows = parse_rows(replies, width)
         if rows is None:
             parse = self._numbers if kind == "SCORE" else self._single_number
-            rows = np.array([parse(text, number) for number, text in
+            rows = np.array([parse(text.strip(), number) for number, text in
                              enumerate(replies, first_request)], dtype=np.float64)
         return rows.reshape(len(replies), width)
 

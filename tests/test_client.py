@@ -1,5 +1,7 @@
 """EvaluatorProcess against well-behaved and broken evaluators."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,21 @@ def test_every_fault_is_one_clear_error(tmp_path, name):
     assert f"evaluator {command!r} failed: " in str(caught.value)
     assert message in str(caught.value)
     assert process._process.poll() is not None, "the evaluator must not be left running"
+
+
+def test_an_error_inside_a_batch_of_replies_names_its_request(tmp_path):
+    """All replies arrive in one write, so they are taken as one batch."""
+    evaluator = tmp_path / "batching.py"
+    evaluator.write_text(
+        "import sys\n"
+        "requests = [sys.stdin.readline() for _ in range(5)]\n"
+        "sys.stdout.write('1\\n2\\n3\\n  ERROR the fourth\\n5\\n')\n"
+        "sys.stdout.flush()\n")
+    process = EvaluatorProcess([sys.executable, str(evaluator)], timeout=10, probe_info=False)
+    with pytest.raises(EvaluatorError, match=r"request 4 \(SCORE\) was answered "
+                                             r"'ERROR the fourth'"):
+        with process:
+            process.stats_many([(["r"], "h")] * 5)
 
 
 def test_megabytes_of_stderr_do_not_block_scoring(tmp_path):
