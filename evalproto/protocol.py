@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 from itertools import chain
-from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import BinaryIO, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -28,8 +28,9 @@ class RequestError(ValueError):
     """A request line that cannot be served; its message becomes the ERROR reply."""
 
 
-@dataclass(frozen=True)
-class ScoreRequest:
+class ScoreRequest(NamedTuple):
+    """A SCORE request, which is also the (refs, hyp) item that evaluators take."""
+
     refs: tuple[str, ...]
     hyp: str
 

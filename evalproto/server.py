@@ -68,8 +68,7 @@ def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Ex
             requests.append(_parse_line(line))
         except RequestError as exc:
             requests.append(exc)
-    scores = [(request.refs, request.hyp) for request in requests
-              if isinstance(request, ScoreRequest)]
+    scores = [request for request in requests if isinstance(request, ScoreRequest)]
     rows = None
     if len(scores) > 1:
         try:
