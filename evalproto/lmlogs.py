@@ -357,9 +357,9 @@ def fingerprint(hashes: np.ndarray) -> int:
 
 # -- lmc's two output shapes ----------------------------------------------------------
 
-def raw_summary(total: np.ndarray, stats: LogStats, mask: Optional[np.ndarray] = None) -> dict:
-    """`lmc stats --no-human` for the (selected) events."""
-    pick = slice(None) if mask is None else mask
+def raw_summary(total: np.ndarray, stats: LogStats, picked: Optional[np.ndarray] = None) -> dict:
+    """`lmc stats --no-human` for the events (those picked, when given)."""
+    pick = slice(None) if picked is None else picked
     value = dict(zip(STAT_NAMES, (json_number(v) for v in total)))
     reranking: Dict[str, Any]
     if stats.max_candidates:
@@ -421,9 +421,10 @@ def rates(total: np.ndarray) -> Dict[str, float]:
     return result
 
 
-def human_summary(total: np.ndarray, stats: LogStats, mask: Optional[np.ndarray] = None) -> dict:
+def human_summary(total: np.ndarray, stats: LogStats,
+                  picked: Optional[np.ndarray] = None) -> dict:
     """`lmc stats` (humanized), plus perplexity and bits per token and character."""
-    raw = raw_summary(total, stats, mask)
+    raw = raw_summary(total, stats, picked)
     rate = rates(total)
     human: Dict[str, Any] = {
         "fingerprint": f"{raw['fingerprint']:08x}",

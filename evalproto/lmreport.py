@@ -15,13 +15,14 @@ import numpy as np
 
 from evalproto import lmlogs, surprisals
 from evalproto.errors import InputError
-from evalproto.readers import read_bytes
+from evalproto.readers import paused_gc, read_bytes
 from evalproto.resampling import (
     approximate_randomization,
     bootstrap_counts,
     estimate_ci,
     paired_bootstrap,
 )
+from evalproto.scoring import rows_by_key
 
 Summarize = Callable[[np.ndarray, Optional[np.ndarray]], Dict[str, Any]]
 
@@ -34,7 +35,7 @@ class LMTable:
     rows: np.ndarray
     units: List[Any]  # the resampling unit of each row: its message or sentence
     breakdowns: Dict[str, List[Any]]  # e.g. {"user": [user of each row]}
-    summarize: Summarize  # (total, rows mask) -> the reported dictionary
+    summarize: Summarize  # (total, rows picked or None) -> the reported dictionary
     rates: Callable[[np.ndarray], Dict[str, float]]  # total -> every rate, flattened
     data_fingerprint: Optional[str] = None
 
@@ -48,16 +49,20 @@ def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool 
         sentences = table.sentence_ids
         return LMTable(
             path, table.rows, sentences, {"sentence": sentences},
-            lambda total, mask: surprisals.surprisal_summary(total, len(run_starts(
-                sentences if mask is None else [s for s, keep in zip(sentences, mask) if keep]))),
+            lambda total, picked: surprisals.surprisal_summary(total, len(run_starts(
+                sentences if picked is None else _take(sentences, picked)))),
             surprisals.surprisal_rates)
     stats = lmlogs.log_stats(path, data, reranker)
     if not (stats.rows[:, lmlogs.COLUMN["tokens"]] == 1).any():
         raise InputError(f"{path}: every event is unselected; there is nothing to score")
     summary = lmlogs.raw_summary if raw else lmlogs.human_summary
     return LMTable(path, stats.rows, stats.messages, {"user": stats.users},
-                   lambda total, mask: summary(total, stats, mask), lmlogs.rates,
+                   lambda total, picked: summary(total, stats, picked), lmlogs.rates,
                    f"{lmlogs.fingerprint(stats.fingerprints):08x}")
+
+
+def _take(values: Sequence[Any], picked: np.ndarray) -> List[Any]:
+    return [values[i] for i in picked.tolist()]
 
 
 def run_starts(keys: Sequence[Any]) -> List[int]:
@@ -78,15 +83,14 @@ def summaries(table: LMTable, by: Optional[str], confidence_n: int,
         if by not in table.breakdowns:
             raise InputError(f"{table.path}: cannot break down by {by}; this kind of table "
                              f"has {', '.join(table.breakdowns)}")
-        values = table.breakdowns[by]
-        parts += [({by: value}, np.array([v == value for v in values]))
-                  for value in dict.fromkeys(values)]
+        parts += [({by: value}, picked)
+                  for value, picked in rows_by_key(table.breakdowns[by]).items()]
     results = []
-    for label, mask in parts:
-        rows = table.rows if mask is None else table.rows[mask]
-        summary = {"log": table.path, **label, **table.summarize(rows.sum(axis=0), mask)}
+    for label, picked in parts:
+        rows = table.rows if picked is None else table.rows[picked]
+        summary = {"log": table.path, **label, **table.summarize(rows.sum(axis=0), picked)}
         if confidence_n:
-            units = table.units if mask is None else [u for u, keep in zip(table.units, mask) if keep]
+            units = table.units if picked is None else _take(table.units, picked)
             summary["confidence"] = confidence(unit_sums(rows, units), table.rates,
                                                reported_rates(summary, table), confidence_n,
                                                seed)
@@ -102,8 +106,12 @@ DATA_RATES = frozenset({"messages_per_user", "tokens_per_user", "characters_per_
 def log_summaries(path: str, reranker: Optional[lmlogs.Reranker], raw: bool,
                   skip_first_token: bool, by: Optional[str], confidence_n: int,
                   seed: Optional[int]) -> List[Dict[str, Any]]:
-    """Everything lm-score reports for one log or surprisal table."""
-    return summaries(load_table(path, reranker, raw, skip_first_token), by, confidence_n, seed)
+    """Everything lm-score reports for one log or surprisal table. The collector stays
+    paused until the table is freed: its one pass over a 1M-event table's objects took
+    0.3 s, and found nothing to collect."""
+    with paused_gc():
+        return summaries(load_table(path, reranker, raw, skip_first_token), by, confidence_n,
+                         seed)
 
 
 def reported_rates(summary: Dict[str, Any], table: LMTable) -> List[str]:

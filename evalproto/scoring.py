@@ -5,7 +5,7 @@ them that every report is made of (corpus score, bootstrap CI, paired tests, gro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
@@ -121,30 +121,44 @@ class Result:
     baseline: bool = False
 
 
-def group_masks(groups: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
-    """For every tag, in order of first appearance, which segments carry it."""
-    tags = list(dict.fromkeys(tag for segment in groups for tag in segment))
-    return {tag: np.array([tag in segment for segment in groups]) for tag in tags}
+def rows_by_key(keys: Sequence[Hashable]) -> Dict[Hashable, np.ndarray]:
+    """For every distinct key, in order of first appearance, the rows that hold it, in
+    order; in one pass over the rows (a pass per key is slow with thousands of keys)."""
+    codes: Dict[Hashable, int] = {}
+    labels = np.fromiter((codes.setdefault(key, len(codes)) for key in keys), dtype=np.intp,
+                         count=len(keys))
+    ends = np.cumsum(np.bincount(labels, minlength=len(codes)))
+    return dict(zip(codes, np.split(np.argsort(labels, kind="stable"), ends[:-1])))
+
+
+def group_rows(groups: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
+    """For every tag, in order of first appearance, the segments that carry it."""
+    carriers = [(segment, tag) for segment, tags in enumerate(groups)
+                for tag in dict.fromkeys(tags)]
+    segments = np.array([segment for segment, _ in carriers], dtype=np.intp)
+    return {tag: segments[found]
+            for tag, found in rows_by_key([tag for _, tag in carriers]).items()}
 
 
 def analyse(tables: Sequence[MetricTable], nrefs: int | str, analysis: Analysis) -> List[Result]:
     """Corpus rows first (system by system, metrics in order), then each group's rows."""
     subsets: List[Tuple[Optional[str], Optional[np.ndarray]]] = [(None, None)]
     if analysis.groups is not None:
-        subsets += list(group_masks(analysis.groups).items())
+        subsets += list(group_rows(analysis.groups).items())
     results = []
-    for group, mask in subsets:
-        per_metric = [_analyse_table(table, nrefs, analysis, group, mask) for table in tables]
+    for group, picked in subsets:
+        per_metric = [_analyse_table(table, nrefs, analysis, group, picked) for table in tables]
         for system_results in zip(*per_metric):
             results.extend(system_results)
     return results
 
 
 def _analyse_table(table: MetricTable, nrefs: int | str, analysis: Analysis,
-                   group: Optional[str], mask: Optional[np.ndarray]) -> List[Result]:
+                   group: Optional[str], picked: Optional[np.ndarray]) -> List[Result]:
     signature = f"{analysis.signature_prefix(nrefs)}|{table.source.signature()}"
     score_many = table.source.score_many
-    rows = {system: rows if mask is None else rows[mask] for system, rows in table.rows.items()}
+    rows = {system: rows if picked is None else rows[picked]
+            for system, rows in table.rows.items()}
     baseline_name = next(iter(rows))
     results = []
     for system, system_rows in rows.items():

@@ -11,6 +11,7 @@ from conftest import (
     DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, json_rows, read_lines, run_cli,
 )
 from evalproto import resampling
+from evalproto.scoring import group_rows, rows_by_key
 
 PAIRS = {"de-en": (DE_EN_REFS, [DE_EN_HYP, DE_EN_HYP2]),
          "en-de": (EN_DE_REFS, [EN_DE_HYP, EN_DE_REFS[0].replace("ref.A", "hyp.JDExploreAcademy")])}
@@ -183,3 +184,16 @@ def test_sentence_level_scores_are_sacrebleus_sentence_scores(spec, options):
     for row, segment_refs, hyp in zip(rows, refs, read_lines(DE_EN_HYP)):
         assert row["score"] == pytest.approx(
             sacre.sentence_score(hyp, list(segment_refs)).score, abs=1e-9)
+
+
+def test_rows_by_key_gives_each_keys_rows_in_order_of_first_appearance():
+    found = rows_by_key(["b", 1, "a", "b", None, 1, True])
+    assert list(found) == ["b", 1, "a", None]  # True == 1, as in a dict
+    assert {key: rows.tolist() for key, rows in found.items()} == {
+        "b": [0, 3], 1: [1, 5, 6], "a": [2], None: [4]}
+
+
+def test_group_rows_counts_a_tag_once_per_segment():
+    found = group_rows([["x"], ["y", "x"], [], ["x", "x"]])
+    assert {tag: rows.tolist() for tag, rows in found.items()} == {"x": [0, 1, 3], "y": [1]}
+    assert list(found) == ["x", "y"]
