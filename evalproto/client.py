@@ -240,16 +240,17 @@ class EvaluatorProcess(ClosedOnExit):
             try:
                 lines = self._take_lines(count - len(replies))
             except queue.Empty:
-                self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s")
+                self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s",
+                           item=len(replies))
             if not lines:
                 self._fail(f"it exited before replying to request {number} ({kind})",
-                           exiting=True)
+                           exiting=True, item=len(replies))
             text = _decode(b"\n".join(lines))
             if "ERROR" in text:
                 for offset, line in enumerate(map(str.strip, text.split("\n"))):
                     if line.startswith("ERROR"):
                         self._fail(f"request {number + offset} ({kind}) was answered "
-                                   f"{shorten(line, 300)}")
+                                   f"{shorten(line, 300)}", item=len(replies) + offset)
             replies += text.split("\n")
         return replies
 
@@ -257,37 +258,40 @@ class EvaluatorProcess(ClosedOnExit):
         """The numbers of SCORE replies (a row of stats each) or EVAL replies (one
         each), checked in bulk, or reply by reply to name the first bad one."""
         if kind == "SCORE" and self.stat_names is None and replies:
-            self._numbers(replies[0], first_request)  # the first reply fixes the width
+            self._numbers(replies[0], first_request, 0)  # the first reply fixes the width
         width = len(self.stat_names or ()) if kind == "SCORE" else 1
         rows = parse_rows(replies, width)
         if rows is None:
             parse = self._numbers if kind == "SCORE" else self._single_number
-            rows = np.array([parse(text.strip(), number) for number, text in
-                             enumerate(replies, first_request)], dtype=np.float64)
+            rows = np.array([parse(text.strip(), first_request + item, item)
+                             for item, text in enumerate(replies)], dtype=np.float64)
         return rows.reshape(len(replies), width)
 
-    def _numbers(self, text: str, number: int) -> Tuple[float, ...]:
+    def _numbers(self, text: str, number: int, item: int) -> Tuple[float, ...]:
         values = _parse_or_none(text)
         if values is None:
             self._fail(f"the reply to request {number} (SCORE) is not finite numbers: "
-                       f"{shorten(text)}")
+                       f"{shorten(text)}", item=item)
         if self.stat_names is None:
             if not values:
-                self._fail(f"the reply to request {number} (SCORE) is empty")
+                self._fail(f"the reply to request {number} (SCORE) is empty", item=item)
             self.stat_names = tuple(f"stat{i}" for i in range(1, len(values) + 1))
         if len(values) != len(self.stat_names):
             self._fail(f"the reply to request {number} (SCORE) has {len(values)} numbers, "
-                       f"expected {len(self.stat_names)}")
+                       f"expected {len(self.stat_names)}", item=item)
         return values
 
-    def _single_number(self, text: str, number: int) -> float:
+    def _single_number(self, text: str, number: int, item: int) -> float:
         values = _parse_or_none(text)
         if values is None or len(values) != 1:
             self._fail(f"the reply to request {number} (EVAL) is not one finite number: "
-                       f"{shorten(text)}")
+                       f"{shorten(text)}", item=item)
         return values[0]
 
-    def _fail(self, problem: str, exiting: bool = False) -> NoReturn:
+    def _fail(self, problem: str, exiting: bool = False,
+              item: Optional[int] = None) -> NoReturn:
+        """Stop the evaluator and raise the failure; `item` is the index, among the
+        items (or vectors) of the current call, of the one whose request failed."""
         if exiting:  # its stdout is closed; give it a moment to report its exit status
             try:
                 self._process.wait(timeout=_EXIT_GRACE_SECONDS)
@@ -301,7 +305,7 @@ class EvaluatorProcess(ClosedOnExit):
         tail = _decode(self._stderr_tail).strip()
         raise EvaluatorError(
             f"evaluator {self.command!r} failed: {problem}; {state}; "
-            f"stderr: {tail[-500:] if tail else '(empty)'}")
+            f"stderr: {tail[-500:] if tail else '(empty)'}", item)
 
 
 def _read_replies(stdout: BinaryIO, replies: queue.Queue) -> None:

@@ -103,8 +103,8 @@ def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequen
 
     refs = [list(segment) for segment in zip(*map(lines, ref_paths))]
     systems = {path: lines(path) for path in hyp_paths}
-    return _using(spec, timeout,
-                  lambda source: stats_tables([(spec.spec, source)], refs, systems)[0].rows)
+    return _using(spec, timeout, lambda source: stats_tables(
+        [(spec.spec, source)], refs, systems, first_segment=partition.start + 1)[0].rows)
 
 
 def describe(spec: MetricSpec, timeout: Optional[float]) -> Dict[str, Any]:

@@ -1,5 +1,9 @@
 """The exceptions a user can see. The CLI turns each into one message and exit status 1."""
 
+from __future__ import annotations
+
+from typing import Any, Optional
+
 
 class EvalprotoError(Exception):
     """Base of every error that is reported to the user as a message, not a traceback."""
@@ -10,7 +14,36 @@ class InputError(EvalprotoError):
 
 
 class EvaluatorError(EvalprotoError):
-    """An evaluator that failed: an ERROR reply, a bad reply, death, or no reply in time."""
+    """An evaluator that failed: an ERROR reply, a bad reply, death, or no reply in time.
+
+    A failure on one item carries `item`, its index among the items of the call that
+    failed, so that a caller who knows where the items came from can say instead which
+    segment of which file it was (`at`)."""
+
+    def __init__(self, problem: str, item: Optional[int] = None,
+                 where: Optional[str] = None) -> None:
+        super().__init__(problem)
+        self.problem, self.item, self.where = problem, item, where
+
+    def __str__(self) -> str:
+        if self.where is not None:
+            return f"{self.where}: {self.problem}"
+        if self.item is not None:
+            return f"item {self.item + 1}: {self.problem}"
+        return self.problem
+
+    def __reduce__(self) -> Any:  # item and place survive pickling (-j workers, Dask)
+        return type(self), (self.problem, self.item, self.where)
+
+    def shifted(self, offset: int) -> EvaluatorError:
+        """The same failure, for a call whose items began `offset` items earlier."""
+        if self.item is None:
+            return self
+        return EvaluatorError(self.problem, self.item + offset, self.where)
+
+    def at(self, where: str) -> EvaluatorError:
+        """The same failure, placed (e.g. "segment 12 of hyp.txt")."""
+        return EvaluatorError(self.problem, self.item, where)
 
 
 class SetupError(EvalprotoError):

@@ -125,12 +125,11 @@ class Evaluator(ABC):
 
     def _stats_one_by_one(self, items: Sequence[Item]) -> np.ndarray:
         rows = []
-        for number, (refs, hyp) in enumerate(items, 1):
+        for item, (refs, hyp) in enumerate(items):
             try:
                 rows.append(self.checked_stats(refs, hyp))
             except Exception as exc:
-                raise EvaluatorError(
-                    f"evaluator {self.name!r} failed on item {number}: {exc}") from exc
+                raise EvaluatorError(f"evaluator {self.name!r} failed: {exc}", item) from exc
         return np.array(rows, dtype=np.float64).reshape(len(rows), len(self.stat_names))
 
     def score_many(self, vectors: np.ndarray) -> np.ndarray:

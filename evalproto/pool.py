@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.client import ClosedOnExit
+from evalproto.errors import EvaluatorError
 from evalproto.evaluator import Item
 from evalproto.scoring import StatsSource
 
@@ -33,8 +34,17 @@ def _start_worker(spec: MetricSpec) -> None:
     _WORKER_SOURCE = spec.build(None)
 
 
-def _worker_stats(items: Sequence[Item]) -> np.ndarray:
-    return _WORKER_SOURCE.stats_many(items)
+def _worker_stats(part: Tuple[int, Sequence[Item]]) -> np.ndarray:
+    return _part_stats(_WORKER_SOURCE, part)
+
+
+def _part_stats(source: StatsSource, part: Tuple[int, Sequence[Item]]) -> np.ndarray:
+    """The rows of the items from `start` on; a failure names its item among all."""
+    start, items = part
+    try:
+        return source.stats_many(items)
+    except EvaluatorError as exc:
+        raise exc.shifted(start) from None
 
 
 def contiguous_ranges(count: int, parts: int) -> List[Tuple[int, int]]:
@@ -44,9 +54,10 @@ def contiguous_ranges(count: int, parts: int) -> List[Tuple[int, int]]:
     return [(start, min(start + size, count)) for start in range(0, count, size)]
 
 
-def chunks(items: Sequence[Item], parts: int) -> List[Sequence[Item]]:
-    """`parts` contiguous slices of nearly equal size (empty ones left out)."""
-    return [items[start:stop] for start, stop in contiguous_ranges(len(items), parts)]
+def chunks(items: Sequence[Item], parts: int) -> List[Tuple[int, Sequence[Item]]]:
+    """`parts` contiguous slices of nearly equal size (empty ones left out), each with
+    the index of its first item."""
+    return [(start, items[start:stop]) for start, stop in contiguous_ranges(len(items), parts)]
 
 
 class EvaluatorPool(ClosedOnExit):
@@ -78,7 +89,7 @@ class EvaluatorPool(ClosedOnExit):
         self.stat_names = self._copies[0].stat_names or self.stat_names
         return np.concatenate(rows)
 
-    def _threaded_stats(self, parts: List[Sequence[Item]]) -> List[np.ndarray]:
+    def _threaded_stats(self, parts: List[Tuple[int, Sequence[Item]]]) -> List[np.ndarray]:
         """Each external copy, in its own thread, takes the next part until none is left."""
         todo: queue.SimpleQueue = queue.SimpleQueue()
         for numbered in enumerate(parts):
@@ -91,7 +102,7 @@ class EvaluatorPool(ClosedOnExit):
                     number, part = todo.get_nowait()
                 except queue.Empty:
                     return
-                rows[number] = copy.stats_many(part)
+                rows[number] = _part_stats(copy, part)
 
         with ThreadPoolExecutor(len(self._copies)) as threads:
             for done in [threads.submit(work, copy) for copy in self._copies]:

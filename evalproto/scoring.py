@@ -9,6 +9,7 @@ from typing import Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.errors import EvaluatorError
 from evalproto.evaluator import Item
 from evalproto.progress import Progress
 from evalproto.resampling import (
@@ -52,11 +53,12 @@ class MetricTable:
 
 
 def stats_tables(sources: Sequence[Tuple[str, StatsSource]], refs: Sequence[Sequence[str]],
-                 systems: Dict[str, Sequence[str]],
-                 progress: Optional[Progress] = None) -> List[MetricTable]:
+                 systems: Dict[str, Sequence[str]], progress: Optional[Progress] = None,
+                 first_segment: int = 1) -> List[MetricTable]:
     """Every metric's rows for every system. Items go segment by segment across the
     systems, so an evaluator's reference cache is hit by each system in turn; they are
-    sent in chunks, so that progress can be shown."""
+    sent in chunks, so that progress can be shown. A failure on one item is reported
+    as the segment (numbered from `first_segment`) of the system it came from."""
     names = list(systems)
     items = [(segment_refs, systems[name][i])
              for i, segment_refs in enumerate(refs) for name in names]
@@ -65,7 +67,13 @@ def stats_tables(sources: Sequence[Tuple[str, StatsSource]], refs: Sequence[Sequ
     for label, source in sources:
         parts = []
         for start in range(0, len(items), CHUNK_ITEMS):
-            parts.append(source.stats_many(items[start:start + CHUNK_ITEMS]))
+            try:
+                parts.append(source.stats_many(items[start:start + CHUNK_ITEMS]))
+            except EvaluatorError as exc:
+                if exc.item is None:
+                    raise
+                segment, system = divmod(start + exc.item, len(names))
+                raise exc.at(f"segment {first_segment + segment} of {names[system]}") from None
             progress.advance(len(parts[-1]))
         rows = np.concatenate(parts)
         rows = rows.reshape(len(refs), len(names), rows.shape[1])

@@ -76,6 +76,36 @@ def fake(directory: Path, fault: str = "pass", startup: str = "",
     return f"{sys.executable} {path}"
 
 
+REFUSING_EVALUATOR = textwrap.dedent("""
+    import sys
+    for line in sys.stdin:
+        command, *fields = [f.strip() for f in line.split("|||")]
+        if command == "SCORE":
+            reply = "ERROR cannot score BAD" if fields[-1] == "BAD" else "1 1"
+        elif command == "EVAL":
+            reply = "1"
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def refusing(directory: Path) -> str:
+    """An evaluator that answers ERROR to the hypothesis "BAD" and "1 1" to others."""
+    path = directory / "refusing_evaluator.py"
+    path.write_text(REFUSING_EVALUATOR)
+    return f"{sys.executable} {path}"
+
+
+def with_bad_line(directory: Path, number: int) -> str:
+    """A copy of DE_EN_HYP whose line `number` is "BAD"."""
+    lines = read_lines(DE_EN_HYP)
+    lines[number - 1] = "BAD"
+    path = directory / "with-bad-line.txt"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
 def script(name: str) -> str:
     """An installed console script, found beside this interpreter (as pip installs it)."""
     beside = Path(sys.executable).parent / name

@@ -140,5 +140,7 @@ def test_chrf_keeps_the_first_of_equally_good_references():
 @pytest.mark.parametrize("metric", [BLEU(), CHRF()], ids=["bleu", "chrf"])
 def test_a_bad_item_in_a_batch_is_named(metric):
     items = [(["a b c"], "a b"), (["d e"], "d"), ([], "no references")]
-    with pytest.raises(EvaluatorError, match="failed on item 3: .*at least one reference"):
+    with pytest.raises(EvaluatorError, match="item 3: evaluator .* failed: .*at least one "
+                                             "reference") as caught:
         metric.stats_many(items)
+    assert caught.value.item == 2

@@ -2,13 +2,17 @@
 
 import gzip
 import os
+import re
 
 import dask.bag
 import numpy as np
 import pytest
 from dask.distributed import Client
 
-from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, run_cli, script
+from conftest import (
+    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, refusing, run_cli, script,
+    with_bad_line,
+)
 from evalproto import readers
 from evalproto.distributed import bag_score, bag_stats, local_cluster, plan_partitions
 from evalproto.errors import InputError
@@ -76,6 +80,17 @@ def test_a_failing_evaluator_on_a_worker_is_a_clear_error(cluster, tmp_path):
     assert f"evaluator {command!r} failed" in result.output
     assert "exit status 7" in result.output and "worker-side crash" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_refused_segment_on_a_worker_is_named_as_in_a_local_run(cluster, tmp_path):
+    args = ["corpus-score", *DE_EN_REFS, with_bad_line(tmp_path, 120), "-e", refusing(tmp_path),
+            "--timeout", "10"]
+    local = run_cli(*args)
+    remote = run_cli(*args, "--scheduler", cluster.scheduler.address)
+    assert local.exit_code == remote.exit_code == 1
+    assert "Error: segment 120 of " in local.output
+    # the same but for the request number, which counts that evaluator's own requests
+    assert re.sub(r"request \d+", "", remote.output) == re.sub(r"request \d+", "", local.output)
 
 
 def test_invalid_utf8_found_by_a_partition_is_the_local_error(cluster, tmp_path):

@@ -2,7 +2,9 @@
 
 import pytest
 
-from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, run_cli, script
+from conftest import (
+    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, refusing, run_cli, script, with_bad_line,
+)
 from evalproto.pool import chunks
 
 
@@ -26,8 +28,9 @@ def test_chunks_keep_the_order_and_cover_everything():
     items = list(range(10))
     for parts in (1, 2, 3, 4, 10, 12):
         pieces = chunks(items, parts)
-        assert [item for piece in pieces for item in piece] == items
-        assert len(pieces) <= parts and all(pieces)
+        assert [item for _, piece in pieces for item in piece] == items
+        assert [start for start, _ in pieces] == [items.index(piece[0]) for _, piece in pieces]
+        assert len(pieces) <= parts and all(piece for _, piece in pieces)
     assert chunks([], 3) == []
 
 
@@ -38,6 +41,17 @@ def test_a_failing_copy_is_the_same_clear_error(tmp_path):
     assert result.exit_code == 1
     assert f"evaluator {command!r} failed" in result.output and "exit status 9" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_a_refused_segment_is_named_whatever_the_jobs(tmp_path, jobs):
+    """Each copy numbers its own requests; the message names the segment and file."""
+    bad = with_bad_line(tmp_path, 100)
+    result = run_cli("corpus-score", *DE_EN_REFS, "-i", DE_EN_HYP, "-i", bad,
+                     "-e", refusing(tmp_path), "-j", jobs, "--timeout", "10")
+    assert result.exit_code == 1
+    assert f"Error: segment 100 of {bad}: evaluator " in result.output
+    assert "was answered 'ERROR cannot score BAD'" in result.output
 
 
 def test_stats_files_are_the_same_with_jobs(tmp_path):

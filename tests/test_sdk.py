@@ -4,6 +4,7 @@ import importlib.util
 import io
 import json
 import math
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
-from evalproto import Evaluator, EvaluatorError
+from evalproto import Evaluator, EvaluatorError, scoring
 from evalproto.server import serve as serve_requests
 
 CUSTOM = textwrap.dedent('''
@@ -111,7 +112,7 @@ def test_stats_of_the_wrong_length_are_an_error_not_a_number():
         def score(self, vector):
             return 0.0
 
-    with pytest.raises(EvaluatorError, match="failed on item 1: .*returned 1 numbers"):
+    with pytest.raises(EvaluatorError, match="item 1: evaluator .* failed: .*returned 1 numbers"):
         Broken().stats_many([(["ref"], "hyp")])
 
 
@@ -139,8 +140,30 @@ class Counting(Evaluator):
 def test_a_failing_batch_names_the_item_that_fails_alone():
     counting = Counting()
     counting.batch_error = TypeError("somewhere in the batch")
-    with pytest.raises(EvaluatorError, match="failed on item 2: a bad hypothesis"):
+    with pytest.raises(EvaluatorError, match="item 2: evaluator 'counting' failed: a bad "
+                                             "hypothesis"):
         counting.stats_many([(["r"], "fine"), (["r"], "bad")])
+
+
+@pytest.mark.parametrize("first_segment", [1, 11])
+def test_a_failure_in_a_corpus_names_the_segment_and_system(monkeypatch, first_segment):
+    monkeypatch.setattr(scoring, "CHUNK_ITEMS", 3)  # the failure is in the third chunk
+    refs = [["r"]] * 5
+    systems = {"a.txt": ["x"] * 5, "b.txt": ["y", "y", "y", "bad", "y"]}
+    with pytest.raises(EvaluatorError) as caught:
+        scoring.stats_tables([("counting", Counting())], refs, systems,
+                             first_segment=first_segment)
+    assert str(caught.value) == (f"segment {first_segment + 3} of b.txt: evaluator "
+                                 "'counting' failed: a bad hypothesis")
+
+
+def test_an_evaluator_error_keeps_its_item_and_place_across_processes():
+    error = EvaluatorError("evaluator 'x' failed: boom", item=4).shifted(10)
+    assert str(error) == "item 15: evaluator 'x' failed: boom"
+    for copy in (pickle.loads(pickle.dumps(error)),
+                 pickle.loads(pickle.dumps(error.at("segment 3 of h.txt")))):
+        assert (copy.problem, copy.item) == (error.problem, 14)
+    assert str(copy) == "segment 3 of h.txt: evaluator 'x' failed: boom"
 
 
 def test_a_batch_error_no_item_explains_is_not_swallowed():
