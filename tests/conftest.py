@@ -56,7 +56,7 @@ FAKE_EVALUATOR = textwrap.dedent("""
         command, *fields = [f.strip() for f in line.split("|||")]
         if command == "SCORE":
             scores += 1
-            if scores == 2:
+            if WHEN:
                 FAULT
             reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
         elif command == "EVAL":
@@ -68,33 +68,19 @@ FAKE_EVALUATOR = textwrap.dedent("""
 
 
 def fake(directory: Path, fault: str = "pass", startup: str = "",
-         on_unknown: str = 'reply = "ERROR unknown command"') -> str:
-    """The command line of a fake evaluator written into `directory`."""
+         on_unknown: str = 'reply = "ERROR unknown command"', when: str = "scores == 2") -> str:
+    """The command line of a fake evaluator written into `directory`; `fault` runs on the
+    SCORE requests for which `when` holds (by default, the second)."""
     path = directory / "fake_evaluator.py"
     path.write_text(FAKE_EVALUATOR.replace("FAULT", fault).replace("STARTUP", startup)
-                    .replace("UNKNOWN", on_unknown))
+                    .replace("UNKNOWN", on_unknown).replace("WHEN", when))
     return f"{sys.executable} {path}"
-
-
-REFUSING_EVALUATOR = textwrap.dedent("""
-    import sys
-    for line in sys.stdin:
-        command, *fields = [f.strip() for f in line.split("|||")]
-        if command == "SCORE":
-            reply = "ERROR cannot score BAD" if fields[-1] == "BAD" else "1 1"
-        elif command == "EVAL":
-            reply = "1"
-        else:
-            reply = "ERROR unknown command"
-        print(reply, flush=True)
-""")
 
 
 def refusing(directory: Path) -> str:
-    """An evaluator that answers ERROR to the hypothesis "BAD" and "1 1" to others."""
-    path = directory / "refusing_evaluator.py"
-    path.write_text(REFUSING_EVALUATOR)
-    return f"{sys.executable} {path}"
+    """An evaluator that answers ERROR to the hypothesis "BAD", and counts to others."""
+    return fake(directory, 'print("ERROR cannot score BAD", flush=True); continue',
+                when='fields[-1] == "BAD"')
 
 
 def with_bad_line(directory: Path, number: int) -> str:
