@@ -21,7 +21,8 @@ import click
 import numpy as np
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator
+from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evalproto.readers import paused_gc
 from evaluators.ter_search import translation_edit_rate
 
 
@@ -63,6 +64,13 @@ class TER(Evaluator):
             if best_edits is None or edits < best_edits:
                 best_edits = edits
         return [best_edits, total_ref_len / len(refs)]
+
+    def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
+        """The rows one by one, with the cyclic collector paused: the edit search makes
+        many short-lived rows, none in a cycle, and passes over them took a tenth of
+        the time."""
+        with paused_gc():
+            return super().stats_batch(items)
 
     def score(self, vector: np.ndarray) -> float:
         edits, ref_len = vector
