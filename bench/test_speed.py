@@ -138,6 +138,27 @@ def test_ter_two_jobs(benchmark, corpus):
     processes_in_turns(benchmark, [*command, "-j", "2"], [*command, "-j", "1"], rounds=3)
 
 
+def test_bootstrap_ci(benchmark, texts):
+    refs, hyps = texts
+    bleu, sacre = BLEU(), SacreBLEU()
+    rows = bleu.stats_many(list(zip(zip(*refs), hyps)))
+    stats = sacre._extract_corpus_statistics(hyps, refs)
+
+    def ours():
+        return bootstrap_scores(rows, bleu.score_many, 1000, 12345)
+
+    def theirs():
+        return _bootstrap_resample(stats, sacre, 1000)
+
+    in_turns(benchmark, ours, theirs, rounds=15)
+    for side, resample in (("ours", ours), ("theirs", theirs)):
+        tracemalloc.start()
+        resample()
+        benchmark.extra_info[f"{side}_peak_memory_mb"] = (tracemalloc.get_traced_memory()[1]
+                                                          / 2 ** 20)
+        tracemalloc.stop()
+
+
 @pytest.fixture(scope="module")
 def lm_log(tmp_path_factory, request):
     """A synthetic wc + we log with realistic shapes (events given by --lm-events)."""
