@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 from evalproto.errors import InputError
-from evalproto.readers import Corpus, parse_jsonl, paused_gc, read_bytes
+from evalproto.gcpause import paused_gc
+from evalproto.readers import Corpus, parse_jsonl, read_bytes
 
 FORMATS = ("text", "dynabench", "oasst")
 

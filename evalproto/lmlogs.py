@@ -30,7 +30,7 @@ import numpy as np
 
 from evalproto.errors import InputError
 from evalproto.protocol import json_number
-from evalproto.readers import paused_gc
+from evalproto.gcpause import paused_gc
 
 HIT_RANKS = (1, 3, 10, 20)
 COMPLETION_MAX_RANK = 2

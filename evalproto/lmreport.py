@@ -15,7 +15,8 @@ import numpy as np
 
 from evalproto import lmlogs, surprisals
 from evalproto.errors import InputError
-from evalproto.readers import paused_gc, read_bytes
+from evalproto.gcpause import paused_gc
+from evalproto.readers import read_bytes
 from evalproto.resampling import (
     approximate_randomization,
     bootstrap_counts,

@@ -8,11 +8,9 @@ one, the line.
 
 from __future__ import annotations
 
-import gc
 import gzip
 import sys
 import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -105,20 +103,6 @@ def read_line_range(path: str, start: int, stop: int,
     data = read_bytes(path)
     begin, end = line_starts(data, [start, stop])
     return split_lines(path, data[begin:end], start)
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while building millions of small acyclic
-    objects (parsed JSON, stats rows): its passes over them otherwise take most of the
-    time of reading a large log. Reference counting still frees everything."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:

@@ -22,7 +22,7 @@ import numpy as np
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
 from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
-from evalproto.readers import paused_gc
+from evalproto.gcpause import paused_gc
 from evaluators.ter_search import translation_edit_rate
 
 
