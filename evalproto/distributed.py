@@ -19,8 +19,8 @@ import numpy as np
 
 from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
-from evalproto.pool import contiguous_ranges
 from evalproto.evaluator import Item
+from evalproto.pool import contiguous_ranges
 from evalproto.readers import (
     check_inputs,
     check_line_counts,
@@ -189,8 +189,8 @@ def distributed_tables(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequ
                        hyp_paths: Sequence[str], timeout: Optional[float]
                        ) -> Tuple[int, List[MetricTable]]:
     """(segments, tables) as `stats_tables` would give them, computed by the workers."""
-    parts = PARTITIONS_PER_WORKER * len(client.scheduler_info()["workers"])
-    segments, partitions = client.submit(plan_partitions, ref_paths, hyp_paths, parts,
+    wanted = PARTITIONS_PER_WORKER * len(client.scheduler_info()["workers"])
+    segments, partitions = client.submit(plan_partitions, ref_paths, hyp_paths, wanted,
                                          pure=False).result()
     tables = []
     for spec in specs:
