@@ -18,7 +18,7 @@ from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, check_inputs, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
-from evalproto.scoring import Analysis, MetricTable, analyse, stats_tables
+from evalproto.scoring import Analysis, MetricTable, analyse, segment_scores, stats_tables
 from evalproto.sources import MetricSpec
 from evalproto.statsfile import merge_stats, read_stats, write_stats
 
@@ -27,11 +27,67 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 # -- naming metrics -------------------------------------------------------------------
 
+INPUT_FLAGS = ("-i", "--input")
+
+
 class _OrderedMetricsCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
+        if any(flag in self._value_options() for flag in INPUT_FLAGS):
+            args = spread_inputs(args, self._value_options())
         # click collects each repeated option separately; this keeps their order.
         ctx.meta["metric_order"] = [kind for kind, _ in option_values(args, METRIC_FLAGS)]
         return super().parse_args(ctx, args)
+
+    def _value_options(self) -> set:
+        """The option strings of this command that take a value."""
+        return {name for param in self.params if isinstance(param, click.Option)
+                and not param.is_flag and not param.count for name in param.opts}
+
+
+def spread_inputs(args: Sequence[str], value_options: set) -> List[str]:
+    """sacrebleu's `-i H1 H2 ...`: every word after -i up to the next option is a system,
+    given to click as its own `-i`. A file that comes after the systems and another
+    option is refused: it would otherwise be read as a reference."""
+    words = list(args)
+    spread: List[str] = []
+    after_inputs = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if word == "--":
+            return spread + words[i - 1:]
+        if _is_input_flag(word):
+            after_inputs = True
+            spread.append(word)
+            if word in INPUT_FLAGS and i < len(words) and not _is_option(words[i]):
+                spread.append(words[i])  # -i's own value
+                i += 1
+            while i < len(words) and not _is_option(words[i]):
+                spread += [INPUT_FLAGS[0], words[i]]
+                i += 1
+        elif word in value_options:
+            spread += words[i - 1:i + 1]
+            i += 1
+        elif _is_option(word):
+            spread.append(word)
+        elif after_inputs:
+            raise click.UsageError(
+                f"{word!r} comes after -i and another option, so it is neither a system "
+                f"nor clearly a reference: give the reference files first, then -i and "
+                f"every system (evalproto corpus-score REF... -i HYP...)")
+        else:
+            spread.append(word)
+    return spread
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and word != "-"
+
+
+def _is_input_flag(word: str) -> bool:
+    return word in INPUT_FLAGS or word.startswith("--input=") or (
+        word.startswith("-i") and not word.startswith("--"))
 
 
 def metric_specs(ctx: click.Context, metrics: Sequence[str],
@@ -182,7 +238,7 @@ def render_scores(tables: Sequence[MetricTable], ids: Sequence[str], nrefs: int 
                   width: int) -> str:
     """Each segment's scores (-sl), or the corpus report with what the analysis asks."""
     if sentence_level:
-        return format_segments(tables, ids, output_format, width)
+        return format_segments(segment_scores(tables, nrefs), ids, output_format, width)
     return format_results(analyse(tables, nrefs, analysis), output_format, width)
 
 
@@ -244,10 +300,10 @@ def main() -> None:
 
 @main.command("corpus-score", cls=_OrderedMetricsCommand, context_settings=CONTEXT)
 @click.argument("files", nargs=-1, required=True, metavar="REF... HYP")
-@click.option("-i", "--input", "inputs", multiple=True, metavar="HYP",
-              help="A system's hypothesis file; repeat for several systems (the first is "
-                   "the baseline of paired tests). With -i, every positional file is a "
-                   "reference.")
+@click.option("-i", "--input", "inputs", multiple=True, metavar="HYP...",
+              help="The systems' hypothesis files, as in sacrebleu: -i A B C, or -i A -i B "
+                   "(the first is the baseline of paired tests). With -i, every file before "
+                   "it is a reference.")
 @metric_options
 @click.option("-sl", "--sentence-level", is_flag=True,
               help="Print each segment's score instead of the corpus score.")

@@ -24,7 +24,7 @@ import numpy as np
 
 from evalproto import launch
 from evalproto.errors import EvaluatorError, InputError, SetupError
-from evalproto.evaluator import Item
+from evalproto.items import Item, checked_items
 from evalproto.protocol import (
     RequestError,
     arrived_lines,
@@ -98,10 +98,12 @@ class EvaluatorProcess(ClosedOnExit):
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row per item; requests are pipelined, replies checked in order."""
-        try:
-            lines = [format_score_request(refs, hyp) for refs, hyp in items]
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        lines = []
+        for index, (refs, hyp) in enumerate(checked_items(items)):
+            try:
+                lines.append(format_score_request(refs, hyp))
+            except ValueError as exc:
+                raise InputError(str(exc), index) from None
         return self._rows(*self._pipelined(lines, "SCORE"), "SCORE")
 
     def score(self, vector: Sequence[float]) -> float:
@@ -112,6 +114,10 @@ class EvaluatorProcess(ClosedOnExit):
         """EVAL each row of a (k, d) array; requests are pipelined like SCOREs."""
         lines = [format_eval_request(vector) for vector in vectors]
         return self._rows(*self._pipelined(lines, "EVAL"), "EVAL")[:, 0]
+
+    def for_sentences(self) -> EvaluatorProcess:
+        """Segments are scored by EVAL like any vector: the command decides how."""
+        return self
 
     def close(self) -> None:
         """End input and check that the evaluator exits cleanly with nothing left unsaid."""

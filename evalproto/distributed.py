@@ -19,8 +19,9 @@ import numpy as np
 
 from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
-from evalproto.evaluator import Item
+from evalproto.items import Item
 from evalproto.pool import contiguous_ranges
+from evalproto.resampling import column_sums
 from evalproto.readers import (
     check_inputs,
     check_line_counts,
@@ -107,14 +108,19 @@ def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequen
         [(spec.spec, source)], refs, systems, first_segment=partition.start + 1)[0].rows)
 
 
-def describe(spec: MetricSpec, timeout: Optional[float]) -> Dict[str, Any]:
-    return _using(spec, timeout, lambda source: {
-        "stat_names": tuple(source.stat_names or ()),
-        "higher_is_better": source.higher_is_better, "signature": source.signature()})
+def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
+             ) -> Dict[str, Any]:
+    def description(source: StatsSource) -> Dict[str, Any]:
+        scorer = source.for_sentences() if sentences else source
+        return {"stat_names": tuple(source.stat_names or ()),
+                "higher_is_better": source.higher_is_better, "signature": scorer.signature()}
+    return _using(spec, timeout, description)
 
 
-def score_vectors(spec: MetricSpec, timeout: Optional[float], vectors: np.ndarray) -> np.ndarray:
-    return _using(spec, timeout, lambda source: source.score_many(vectors))
+def score_vectors(spec: MetricSpec, timeout: Optional[float], vectors: np.ndarray,
+                  sentences: bool = False) -> np.ndarray:
+    return _using(spec, timeout, lambda source: (
+        source.for_sentences() if sentences else source).score_many(vectors))
 
 
 def item_rows(items: List[Item], spec: MetricSpec, timeout: Optional[float]) -> List[np.ndarray]:
@@ -167,9 +173,11 @@ def connect(scheduler: str) -> Iterator[Any]:
 class RemoteSource:
     """A metric whose evaluator lives on the workers; the client only sends vectors."""
 
-    def __init__(self, client: Any, spec: MetricSpec, timeout: Optional[float]) -> None:
+    def __init__(self, client: Any, spec: MetricSpec, timeout: Optional[float],
+                 sentences: bool = False) -> None:
         self._client, self._spec, self._timeout = client, spec, timeout
-        info = client.submit(describe, spec, timeout, pure=False).result()
+        self._sentences = sentences
+        info = client.submit(describe, spec, timeout, sentences, pure=False).result()
         self.stat_names: Tuple[str, ...] = info["stat_names"]
         self.higher_is_better: bool = info["higher_is_better"]
         self._signature: str = info["signature"]
@@ -179,7 +187,10 @@ class RemoteSource:
 
     def score_many(self, vectors: np.ndarray) -> np.ndarray:
         return self._client.submit(score_vectors, self._spec, self._timeout, vectors,
-                                   pure=False).result()
+                                   self._sentences, pure=False).result()
+
+    def for_sentences(self) -> RemoteSource:
+        return RemoteSource(self._client, self._spec, self._timeout, sentences=True)
 
     def stats_many(self, items: Sequence[Item]) -> np.ndarray:
         raise NotImplementedError("rows come from the workers' partitions")
@@ -221,6 +232,6 @@ def bag_score(bag: Any, spec: str, kind: str = "metric", timeout: Optional[float
     """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
     from dask.distributed import get_client
 
-    total = bag_stats(bag, spec, kind, timeout).sum(axis=0)
+    total = column_sums(bag_stats(bag, spec, kind, timeout))
     return float(RemoteSource(get_client(), MetricSpec(kind, spec), timeout)
                  .score_many(total[None, :])[0])

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
+
+Placed = TypeVar("Placed", bound="EvalprotoError")
 
 
 class EvalprotoError(Exception):
-    """Base of every error that is reported to the user as a message, not a traceback."""
-
-
-class InputError(EvalprotoError):
-    """An input file that cannot be read as what it was given for."""
-
-
-class EvaluatorError(EvalprotoError):
-    """An evaluator that failed: an ERROR reply, a bad reply, death, or no reply in time.
+    """Base of every error that is reported to the user as a message, not a traceback.
 
     A failure on one item carries `item`, its index among the items of the call that
     failed, so that a caller who knows where the items came from can say instead which
@@ -35,15 +29,23 @@ class EvaluatorError(EvalprotoError):
     def __reduce__(self) -> Any:  # item and place survive pickling (-j workers, Dask)
         return type(self), (self.problem, self.item, self.where)
 
-    def shifted(self, offset: int) -> EvaluatorError:
+    def shifted(self: Placed, offset: int) -> Placed:
         """The same failure, for a call whose items began `offset` items earlier."""
         if self.item is None:
             return self
-        return EvaluatorError(self.problem, self.item + offset, self.where)
+        return type(self)(self.problem, self.item + offset, self.where)
 
-    def at(self, where: str) -> EvaluatorError:
+    def at(self: Placed, where: str) -> Placed:
         """The same failure, placed (e.g. "segment 12 of hyp.txt")."""
-        return EvaluatorError(self.problem, self.item, where)
+        return type(self)(self.problem, self.item, where)
+
+
+class InputError(EvalprotoError):
+    """An input file that cannot be read as what it was given for."""
+
+
+class EvaluatorError(EvalprotoError):
+    """An evaluator that failed: an ERROR reply, a bad reply, death, or no reply in time."""
 
 
 class SetupError(EvalprotoError):

@@ -16,11 +16,9 @@ import numpy as np
 
 from evalproto import __version__
 from evalproto.errors import EvaluatorError
+from evalproto.items import Item, checked_item, checked_items
 from evalproto.protocol import PROTOCOL_VERSION, RequestError
 from evalproto.server import console_command
-
-Item = Tuple[Sequence[str], str]
-"""One segment: its references and its hypothesis."""
 
 REFERENCE_CACHE_SIZE = 1024
 """How many reference sets an evaluator keeps preprocessed. Scoring goes segment by
@@ -83,9 +81,9 @@ class Evaluator(ABC):
         }
 
     def checked_stats(self, refs: Sequence[str], hyp: str) -> Tuple[float, ...]:
-        """`stats`, checked to be the declared number of finite numbers."""
-        if not refs:
-            raise ValueError("a segment needs at least one reference")
+        """`stats` of one segment (its surrounding whitespace removed, see
+        evalproto.items), checked to be the declared number of finite numbers."""
+        refs, hyp = checked_item(refs, hyp)
         row = tuple(float(value) for value in self.stats(refs, hyp))
         if len(row) != len(self.stat_names):
             raise RuntimeError(
@@ -107,8 +105,9 @@ class Evaluator(ABC):
         return value
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
-        """One row of statistics per item, as a float64 array of shape (n, k)."""
-        items = list(items)
+        """One row of statistics per (refs, hyp) item, as a float64 array of shape (n, k).
+        Items are checked and stripped as evalproto.items says."""
+        items = checked_items(items)
         try:
             rows = self.stats_batch(items)
         except EvaluatorError:
@@ -135,6 +134,12 @@ class Evaluator(ABC):
     def score_many(self, vectors: np.ndarray) -> np.ndarray:
         """The score of each row of a (k, d) array of summed statistics."""
         return np.array([self.checked_score(vector) for vector in vectors], dtype=np.float64)
+
+    def for_sentences(self) -> Evaluator:
+        """The evaluator that scores one segment on its own, as sacrebleu's sentence
+        scores (`-sl`) do. Most metrics score a segment as a corpus of one; BLEU turns
+        on its effective order there."""
+        return self
 
     def close(self) -> None:
         """Nothing to release in process; here so evaluators and processes are used alike."""

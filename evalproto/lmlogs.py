@@ -29,7 +29,7 @@ import msgspec
 import numpy as np
 
 from evalproto.errors import InputError
-from evalproto.protocol import json_number
+from evalproto.numerals import json_number
 from evalproto.gcpause import paused_gc
 
 HIT_RANKS = (1, 3, 10, 20)

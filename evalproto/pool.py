@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.client import ClosedOnExit
-from evalproto.errors import EvaluatorError
-from evalproto.evaluator import Item
+from evalproto.errors import EvalprotoError
+from evalproto.items import Item
 from evalproto.scoring import StatsSource
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _part_stats(source: StatsSource, part: Tuple[int, Sequence[Item]]) -> np.nda
     start, items = part
     try:
         return source.stats_many(items)
-    except EvaluatorError as exc:
+    except EvalprotoError as exc:
         raise exc.shifted(start) from None
 
 
@@ -77,6 +77,7 @@ class EvaluatorPool(ClosedOnExit):
         self.higher_is_better: bool = primary.higher_is_better
         self.signature = primary.signature
         self.score_many = primary.score_many
+        self.for_sentences = primary.for_sentences
 
     def stats_many(self, items: Sequence[Item]) -> np.ndarray:
         parts = chunks(list(items), self.jobs * _CHUNKS_PER_COPY)

@@ -7,20 +7,17 @@ separators, spellings (cdec's, Moses') and number formatting by construction.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from itertools import chain
-from typing import BinaryIO, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
+from evalproto.items import Item
+from evalproto.numerals import format_number, format_numbers, parse_number, shorten
+
 SEPARATOR = "|||"
 PROTOCOL_VERSION = 1
-
-# A decimal number as cdec, Moses and we write them. Python's float() alone would
-# also accept "nan", "infinity" and "1_000", none of which is a statistic.
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
-_SHOWN_CHARS = 80
 _READ_SIZE = 1 << 16
 
 
@@ -28,11 +25,8 @@ class RequestError(ValueError):
     """A request line that cannot be served; its message becomes the ERROR reply."""
 
 
-class ScoreRequest(NamedTuple):
-    """A SCORE request, which is also the (refs, hyp) item that evaluators take."""
-
-    refs: tuple[str, ...]
-    hyp: str
+ScoreRequest = Item
+"""A SCORE request is the (refs, hyp) item that evaluators take."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +40,6 @@ class InfoRequest:
 
 
 Request = Union[ScoreRequest, EvalRequest, InfoRequest]
-
-
-def shorten(text: str, limit: int = _SHOWN_CHARS) -> str:
-    """repr() of text cut to a readable length, for error messages about huge fields."""
-    if len(text) <= limit:
-        return repr(text)
-    return repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def parse_request(line: str) -> Request:
@@ -95,12 +82,10 @@ def parse_numbers(text: str) -> tuple[float, ...]:
                 return numbers
     numbers = []
     for position, token in enumerate(text.split(), 1):
-        if not _NUMBER.match(token):
-            raise RequestError(f"number {position} is not a finite number: {shorten(token)}")
-        value = float(token)
-        if math.isinf(value):
-            raise RequestError(f"number {position} overflows a double: {shorten(token)}")
-        numbers.append(value)
+        try:
+            numbers.append(parse_number(token))
+        except ValueError as exc:
+            raise RequestError(f"number {position} {exc}") from None
     return tuple(numbers)
 
 
@@ -137,26 +122,6 @@ def arrived_lines(stream: BinaryIO) -> Iterator[List[bytes]]:
         yield lines
     if pending:
         yield [b"".join(pending)]
-
-
-def format_number(value: float) -> str:
-    """Lossless text for a finite number: integral values without a decimal point,
-    others as the shortest repr that reads back to the same double."""
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"cannot send {value!r}: statistics and scores must be finite")
-    if value.is_integer():
-        return str(int(value))
-    return repr(value)
-
-
-def json_number(value: float) -> int | float:
-    """A statistic for JSON: integral values as integers, others as floats."""
-    return int(value) if float(value).is_integer() else float(value)
-
-
-def format_numbers(values: Iterable[float], separator: str = " ") -> str:
-    return separator.join(format_number(value) for value in values)
 
 
 def format_rows(rows: np.ndarray, separator: str = " ") -> List[str]:

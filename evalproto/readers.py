@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from evalproto.errors import InputError
-from evalproto.evaluator import Item
+from evalproto.items import Item
 
 STDIN = "-"
 

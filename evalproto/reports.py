@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional, Sequence
 
-from evalproto.protocol import format_numbers, json_number
-from evalproto.scoring import MetricTable, Result
+from evalproto.numerals import format_numbers, json_number, to_json
+from evalproto.scoring import Result, SegmentScores
 
 FORMATS = ("text", "json", "tsv")
 SIGNIFICANCE_LEVEL = 0.05
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def escape(text: str) -> str:
+    """A name or tag for a text or TSV report, with backslash, tab and line breaks
+    written as escapes: a tag holding a newline must not forge a line of the report."""
+    return text.translate(_ESCAPES)
 
 
 def result_record(result: Result) -> Dict[str, Any]:
@@ -35,8 +41,7 @@ def result_record(result: Result) -> Dict[str, Any]:
 
 def format_json(results: Sequence[Result]) -> str:
     """JSON Lines: one object per (system, metric), and per group when there are groups."""
-    return "".join(json.dumps(result_record(result), ensure_ascii=False) + "\n"
-                   for result in results)
+    return "".join(to_json(result_record(result)) + "\n" for result in results)
 
 
 def format_tsv(results: Sequence[Result]) -> str:
@@ -48,9 +53,9 @@ def format_tsv(results: Sequence[Result]) -> str:
 
     lines = ["\t".join(columns)]
     for r in results:
-        lines.append("\t".join([r.system, r.group or "", r.metric, repr(r.score), cell(r.mean),
-                                cell(r.ci), cell(r.p_value), str(r.n), r.signature,
-                                format_numbers(r.stats)]))
+        lines.append("\t".join([escape(r.system), escape(r.group or ""), escape(r.metric),
+                                repr(r.score), cell(r.mean), cell(r.ci), cell(r.p_value),
+                                str(r.n), escape(r.signature), format_numbers(r.stats)]))
     return "\n".join(lines) + "\n"
 
 
@@ -68,10 +73,11 @@ def _table(results: Sequence[Result], width: int) -> List[str]:
     metrics = list(dict.fromkeys(r.metric for r in results))
     systems = list(dict.fromkeys(r.system for r in results))
     with_ci = {r.metric for r in results if r.mean is not None}
-    header = ["System", *(f"{m} (μ ± 95% CI)" if m in with_ci else m for m in metrics)]
+    header = ["System", *(f"{escape(m)} (μ ± 95% CI)" if m in with_ci else escape(m)
+                          for m in metrics)]
     baselines = {r.system for r in results if r.baseline}
     cells = {(r.system, r.metric): _cell(r, width) for r in results}
-    table = [header] + [[f"Baseline: {s}" if s in baselines else s,
+    table = [header] + [[f"Baseline: {escape(s)}" if s in baselines else escape(s),
                          *(cells[s, m] for m in metrics)] for s in systems]
     widths = [max(len(row[column]) for row in table) for column in range(len(header))]
     return ["  ".join([row[0].ljust(widths[0]),
@@ -84,36 +90,41 @@ def format_text(results: Sequence[Result], width: int = 1) -> str:
     lines: List[str] = []
     for group in dict.fromkeys(r.group for r in results):
         if group is not None:
-            lines += ["", f"Group: {group}"]
+            lines += ["", f"Group: {escape(group)}"]
         lines += _table([r for r in results if r.group == group], width)
     lines.append("")
     signatures = {r.metric: r.signature for r in results}
-    lines += [f"{metric}: {signature}" for metric, signature in signatures.items()]
+    lines += [f"{escape(metric)}: {escape(signature)}"
+              for metric, signature in signatures.items()]
     if any(r.p_value is not None for r in results):
         lines.append(f"*: p <= {SIGNIFICANCE_LEVEL}, significantly different from the baseline")
     return "\n".join(lines) + "\n"
 
 
-def format_segments(tables: Sequence[MetricTable], ids: Sequence[str], output_format: str,
+def format_segments(results: Sequence[SegmentScores], ids: Sequence[str], output_format: str,
                     width: int = 1) -> str:
-    """Each segment's own score, for every system and metric (sacrebleu's -sl)."""
-    scores = {(table.label, system): table.source.score_many(rows)
-              for table in tables for system, rows in table.rows.items()}
-    systems = list(tables[0].rows)
-    labels = [table.label for table in tables]
+    """Each segment's own score, for every system and metric (sacrebleu's -sl), then the
+    signatures they were scored under."""
+    systems = list(dict.fromkeys(result.system for result in results))
+    metrics = list(dict.fromkeys(result.metric for result in results))
+    scores = {(result.metric, result.system): result.scores for result in results}
+    signatures = {result.metric: result.signature for result in results}
+    cells = [(segment, system, metric, float(scores[metric, system][i]))
+             for i, segment in enumerate(ids) for system in systems for metric in metrics]
     if output_format == "json":
-        return "".join(
-            json.dumps({"system": system, "metric": label, "segment": segment,
-                        "score": float(scores[label, system][i])}, ensure_ascii=False) + "\n"
-            for i, segment in enumerate(ids) for system in systems for label in labels)
+        return "".join(to_json({"system": system, "metric": metric, "segment": segment,
+                                "score": score, "signature": signatures[metric]}) + "\n"
+                       for segment, system, metric, score in cells)
     if output_format == "tsv":
-        return "segment\tsystem\tmetric\tscore\n" + "".join(
-            f"{segment}\t{system}\t{label}\t{float(scores[label, system][i])!r}\n"
-            for i, segment in enumerate(ids) for system in systems for label in labels)
-    lines = ["\t".join(["Segment", "System", *labels])]
-    lines += ["\t".join([segment, system, *(f"{scores[label, system][i]:.{width}f}"
-                                            for label in labels)])
+        return "segment\tsystem\tmetric\tscore\tsignature\n" + "".join(
+            f"{escape(segment)}\t{escape(system)}\t{escape(metric)}\t{score!r}\t"
+            f"{escape(signatures[metric])}\n" for segment, system, metric, score in cells)
+    lines = ["\t".join(["Segment", "System", *map(escape, metrics)])]
+    lines += ["\t".join([escape(segment), escape(system),
+                         *(f"{scores[metric, system][i]:.{width}f}" for metric in metrics)])
               for i, segment in enumerate(ids) for system in systems]
+    lines.append("")
+    lines += [f"{escape(metric)}: {escape(signature)}" for metric, signature in signatures.items()]
     return "\n".join(lines) + "\n"
 
 

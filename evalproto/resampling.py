@@ -24,6 +24,18 @@ ScoreMany = Callable[[np.ndarray], np.ndarray]
 """Scores of a (k, d) array of summed statistics, as a (k,) array."""
 
 
+def column_sums(rows: np.ndarray) -> np.ndarray:
+    """The sum of each column, added row after row, as sacrebleu adds segment statistics
+    (`sum_of_lists`): for fractional statistics (TER's average reference lengths) numpy's
+    pairwise summation of a contiguous column would differ in the last bits. numpy
+    reduces the first axis of a C-ordered array of two or more columns row by row;
+    tests/test_statistics.py checks that it still does."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    if rows.ndim == 2 and rows.shape[1] == 1:
+        return column_sums(np.hstack([rows, np.zeros_like(rows)]))[:1]
+    return rows.sum(axis=0)
+
+
 def _chunks(samples: int, n: int) -> Iterator[int]:
     """Sizes of successive chunks of resamples: multiples of 32 rows, about 256k values."""
     rows = max(32, _VALUES_PER_CHUNK // max(n, 1) // 32 * 32)
@@ -105,4 +117,4 @@ def approximate_randomization(baseline: np.ndarray, system: np.ndarray,
 
 
 def _score(score_many: ScoreMany, rows: np.ndarray) -> float:
-    return float(score_many(rows.sum(axis=0)[None, :])[0])
+    return float(score_many(column_sums(rows)[None, :])[0])

@@ -9,13 +9,14 @@ from typing import Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.errors import EvaluatorError
-from evalproto.evaluator import Item
+from evalproto.errors import EvalprotoError
+from evalproto.items import Item
 from evalproto.progress import Progress
 from evalproto.resampling import (
     DEFAULT_SEED,
     approximate_randomization,
     bootstrap_scores,
+    column_sums,
     estimate_ci,
     paired_bootstrap,
 )
@@ -37,6 +38,8 @@ class StatsSource(Protocol):
     def stats_many(self, items: Sequence[Item]) -> np.ndarray: ...
 
     def score_many(self, vectors: np.ndarray) -> np.ndarray: ...
+
+    def for_sentences(self) -> StatsSource: ...
 
 
 @dataclass
@@ -69,7 +72,7 @@ def stats_tables(sources: Sequence[Tuple[str, StatsSource]], refs: Sequence[Sequ
         for start in range(0, len(items), CHUNK_ITEMS):
             try:
                 parts.append(source.stats_many(items[start:start + CHUNK_ITEMS]))
-            except EvaluatorError as exc:
+            except EvalprotoError as exc:
                 if exc.item is None:
                     raise
                 segment, system = divmod(start + exc.item, len(names))
@@ -170,7 +173,7 @@ def _analyse_table(table: MetricTable, nrefs: int | str, analysis: Analysis,
     baseline_name = next(iter(rows))
     results = []
     for system, system_rows in rows.items():
-        total = system_rows.sum(axis=0)
+        total = column_sums(system_rows)
         result = Result(
             system=system, metric=table.label, score=float(score_many(total[None, :])[0]),
             signature=signature, n=len(system_rows), stats=total, stat_names=table.stat_names,
@@ -185,4 +188,27 @@ def _analyse_table(table: MetricTable, nrefs: int | str, analysis: Analysis,
             result.mean, result.ci = estimate_ci(bootstrap_scores(
                 system_rows, score_many, analysis.bootstrap_n, analysis.seed))
         results.append(result)
+    return results
+
+
+@dataclass
+class SegmentScores:
+    """One metric's score of each segment of one system, and the signature it was
+    scored under (sentence-level BLEU uses effective order, as sacrebleu's -sl)."""
+
+    system: str
+    metric: str
+    signature: str
+    scores: np.ndarray
+
+
+def segment_scores(tables: Sequence[MetricTable], nrefs: int | str) -> List[SegmentScores]:
+    """Every segment's own score, for every metric and system (sacrebleu's -sl)."""
+    results = []
+    for table in tables:
+        scorer = table.source.for_sentences()
+        signature = f"{Analysis().signature_prefix(nrefs)}|{scorer.signature()}"
+        for system, rows in table.rows.items():
+            results.append(SegmentScores(system, table.label, signature,
+                                         scorer.score_many(rows)))
     return results

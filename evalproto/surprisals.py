@@ -8,13 +8,14 @@ token with surprisal 0 (it has no context), so it can be left out.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
 import numpy as np
 
 from evalproto.errors import InputError
+from evalproto.numerals import parse_number, shorten
+from evalproto.readers import split_lines
 
 HEADER = ["sentence_id", "token_id", "token", "surprisal"]
 STAT_NAMES = ("bits", "tokens")
@@ -34,23 +35,25 @@ class SurprisalTable:
 
 
 def parse_surprisals(path: str, data: bytes, skip_first_token: bool = False) -> SurprisalTable:
-    lines = data.decode("utf-8").lstrip("\ufeff").split("\n")
+    lines = split_lines(path, data)
+    if lines:
+        lines[0] = lines[0].lstrip("\ufeff")
     sentence_ids, bits = [], []
     previous = None
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
-        fields = line.rstrip("\r").split("\t")
+        fields = line.split("\t")
         if len(fields) != len(HEADER):
             raise InputError(f"{path}: line {number}: expected {len(HEADER)} tab-separated "
                              f"fields ({' '.join(HEADER)}), got {len(fields)}")
         sentence, _, _, surprisal = fields
         try:
-            value = float(surprisal)
+            value = parse_number(surprisal)
         except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < 0:
-            raise InputError(f"{path}: line {number}: surprisal {surprisal!r} is not a "
+            value = -1.0
+        if value < 0:
+            raise InputError(f"{path}: line {number}: surprisal {shorten(surprisal)} is not a "
                              f"non-negative finite number of bits")
         first_of_sentence = sentence != previous
         previous = sentence

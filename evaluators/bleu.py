@@ -11,7 +11,9 @@ tests/test_bulk_ngrams.py checks the two give equal rows.
 
 from __future__ import annotations
 
+import copy
 import importlib
+import math
 from collections import Counter
 from functools import lru_cache
 from itertools import chain
@@ -141,6 +143,15 @@ class BLEU(CountsEvaluator):
             raise ValueError("BLEU is not finite for these statistics and smoothing")
         return scores
 
+    def for_sentences(self) -> BLEU:
+        """This BLEU with effective order, as sacrebleu scores sentences (its `-sl` turns
+        it on: otherwise a sentence of fewer than four words would score 0)."""
+        if self.effective_order:
+            return self
+        sentences = copy.copy(self)
+        sentences.effective_order = True
+        return sentences
+
     def signature_fields(self) -> dict[str, Any]:
         smooth = self.smooth_method
         default_value = SMOOTH_DEFAULTS[smooth]
@@ -196,9 +207,13 @@ def closest_lengths(hyp_len: np.ndarray, ref_len: np.ndarray,
 def bleu_scores(sys_len: np.ndarray, ref_len: np.ndarray, correct: np.ndarray,
                 total: np.ndarray, smooth_method: str, smooth_value: Optional[float],
                 effective_order: bool) -> np.ndarray:
-    """sacrebleu's `BLEU.compute_bleu`, one row per corpus, with its order of operations.
+    """sacrebleu's `BLEU.compute_bleu`, one row per corpus, with the same float
+    operations in the same order, so that every score is bit-identical to sacrebleu's.
     Like sacrebleu, lengths are truncated to integers, an order with no n-grams ends the
-    product, and a zero precision contributes a log of -9999999999."""
+    product, and a zero precision contributes a log of -9999999999. The precisions are
+    plain arithmetic, done for all rows at once; the logarithms, their sum and the
+    exponentials are Python's `math.log`, `sum` and `math.exp`, as in sacrebleu (numpy's
+    vectorised exp and log may differ from them in the last bit)."""
     if smooth_value is None:
         smooth_value = SMOOTH_DEFAULTS[smooth_method]
     sys_len, ref_len = np.trunc(sys_len), np.trunc(ref_len)
@@ -222,18 +237,28 @@ def bleu_scores(sys_len: np.ndarray, ref_len: np.ndarray, correct: np.ndarray,
     if effective_order:
         reached_orders = reached.sum(axis=1)
         eff_order = np.where(reached_orders > 0, reached_orders, max_order)
-    nonzero = precisions != 0
-    logs = np.full_like(precisions, -9999999999.)
-    with np.errstate(invalid="ignore"):  # a negative smoothing value gives NaN, then an error
-        logs[nonzero] = np.log(precisions[nonzero])
-    log_sum = np.zeros(len(correct))
-    for n in range(max_order):  # left to right, as Python's sum adds
-        log_sum += np.where(n < eff_order, logs[:, n], 0.)
-    with np.errstate(divide="ignore", invalid="ignore"):  # where sys_len is 0, unused
-        brevity = np.where(sys_len < ref_len,
-                           np.where(sys_len > 0, np.exp(1 - ref_len / sys_len), 0.), 1.)
-    return np.where(any_correct, brevity * np.exp(log_sum / eff_order), 0.)
+    scores = np.zeros(len(correct))
+    for i in np.flatnonzero(any_correct).tolist():
+        order = int(eff_order[i])
+        log_sum = sum([_log(p)
+                       for p in precisions[i, :order].tolist()])
+        scores[i] = _brevity_penalty(float(sys_len[i]), float(ref_len[i])) * math.exp(
+            log_sum / order)
+    return scores
 
+
+def _log(precision: float) -> float:
+    """sacrebleu's floored log; a negative precision (from a negative smoothing value)
+    is NaN, which score_rows refuses."""
+    if precision == 0.0:
+        return -9999999999
+    return math.log(precision) if precision > 0 else math.nan
+
+
+def _brevity_penalty(sys_len: float, ref_len: float) -> float:
+    if sys_len >= ref_len:
+        return 1.0
+    return math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
 
 if __name__ == "__main__":
     BLEU.main()

@@ -138,9 +138,23 @@ def test_chrf_keeps_the_first_of_equally_good_references():
 
 
 @pytest.mark.parametrize("metric", [BLEU(), CHRF()], ids=["bleu", "chrf"])
-def test_a_bad_item_in_a_batch_is_named(metric):
-    items = [(["a b c"], "a b"), (["d e"], "d"), ([], "no references")]
-    with pytest.raises(EvaluatorError, match="item 3: evaluator .* failed: .*at least one "
-                                             "reference") as caught:
+def test_a_failing_item_in_a_batch_is_named(metric, monkeypatch):
+    """A batch that fails is redone item by item, so that the error names the item."""
+    cased = metric._tokens if hasattr(metric, "_tokens") else metric._cased
+
+    def refuse_bad(text):
+        if text == "BAD":
+            raise ValueError("cannot read BAD")
+        return cased(text)
+
+    monkeypatch.setattr(metric, "_tokens" if hasattr(metric, "_tokens") else "_cased", refuse_bad)
+    items = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "BAD")]
+    with pytest.raises(EvaluatorError, match="item 3: evaluator .* failed: cannot read BAD") as caught:
         metric.stats_many(items)
     assert caught.value.item == 2
+
+
+@pytest.mark.parametrize("metric", [BLEU(), CHRF()], ids=["bleu", "chrf"])
+def test_an_item_without_references_is_a_value_error_that_names_it(metric):
+    with pytest.raises(ValueError, match="segment 3: no reference"):
+        metric.stats_many([(["a b c"], "a b"), (["d e"], "d"), ([], "no references")])

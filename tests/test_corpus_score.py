@@ -181,3 +181,29 @@ def test_info_prints_the_info_json():
     assert info["signature"].startswith("case:mixed|eff:yes|nc:6|nw:2|space:no|")
     bad = run_cli("info", "f1")
     assert bad.exit_code == 1 and "Missing option '--labels'" in bad.output.replace('"', "'")
+
+
+@pytest.mark.parametrize("systems", [
+    ["-i", DE_EN_HYP, DE_EN_HYP2],  # sacrebleu's habit
+    ["-i", DE_EN_HYP, "-i", DE_EN_HYP2],
+    [f"--input={DE_EN_HYP}", DE_EN_HYP2],
+    ["-m", "bleu", "-i", DE_EN_HYP, DE_EN_HYP2, "-f", "json"],
+])
+def test_i_takes_one_or_more_systems_as_sacrebleu_does(systems):
+    """`REF -i SYS1 SYS2` scores two systems against one reference (it used to score
+    SYS1 against two references, SYS2 being taken for a reference)."""
+    result = run_cli("corpus-score", DE_EN_REFS[0], *systems, "-f", "json")
+    assert result.exit_code == 0, result.output
+    rows = json_rows(result.output)
+    assert [row["system"] for row in rows] == [DE_EN_HYP, DE_EN_HYP2]
+    sacrebleu = SacreBLEU()
+    refs = [read_lines(DE_EN_REFS[0])]
+    for row in rows:
+        assert row["signature"].startswith("nrefs:1|")
+        assert row["score"] == sacrebleu.corpus_score(read_lines(row["system"]), refs).score
+
+
+def test_a_file_after_the_systems_and_another_option_is_refused():
+    result = run_cli("corpus-score", DE_EN_REFS[0], "-i", DE_EN_HYP, "-m", "bleu", DE_EN_HYP2)
+    assert result.exit_code == 2
+    assert f"{DE_EN_HYP2!r} comes after -i and another option" in result.output

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import script, serve as serve_process
-from evalproto.protocol import format_number, format_numbers
+from evalproto.numerals import format_number, format_numbers
 from evalproto.server import serve
 from evaluators.bleu import BLEU
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
 from sacrebleu.metrics import CHRF as SacreCHRF
+from sacrebleu.metrics import TER as SacreTER
 from sacrebleu.significance import PairedTest
 
 from conftest import (
@@ -174,16 +175,29 @@ def test_a_groups_file_of_the_wrong_length_is_named(tmp_path):
     assert f"{groups} has 2 lines but there are 150 segments" in result.output
 
 
-@pytest.mark.parametrize("spec, options", [("bleu --effective-order", {"effective_order": True}),
-                                           ("chrf", {})])
-def test_sentence_level_scores_are_sacrebleus_sentence_scores(spec, options):
-    sacre = (SacreBLEU if spec.startswith("bleu") else SacreCHRF)(**options)
+@pytest.mark.parametrize("spec, metric", [
+    ("bleu", SacreBLEU(effective_order=True)),  # as sacrebleu's -sl turns it on
+    ("bleu --effective-order", SacreBLEU(effective_order=True)),
+    ("bleu -tok intl -s floor", SacreBLEU(tokenize="intl", smooth_method="floor",
+                                          effective_order=True)),
+    ("chrf", SacreCHRF()), ("chrf -cw 2", SacreCHRF(word_order=2)), ("ter", SacreTER())])
+def test_sentence_level_scores_are_sacrebleus_sentence_scores(spec, metric):
     rows = rows_of([*DE_EN_REFS, DE_EN_HYP, "-m", spec, "--sentence-level"])
     refs = list(zip(*(read_lines(p) for p in DE_EN_REFS)))
     assert [row["segment"] for row in rows] == [str(i) for i in range(1, 151)]
     for row, segment_refs, hyp in zip(rows, refs, read_lines(DE_EN_HYP)):
-        assert row["score"] == pytest.approx(
-            sacre.sentence_score(hyp, list(segment_refs)).score, abs=1e-9)
+        assert row["score"] == metric.sentence_score(hyp, list(segment_refs)).score
+    assert rows[0]["signature"].rsplit("|version:", 1)[0] == "|".join(
+        metric.get_signature().format().split("|")[:-1])
+
+
+def test_a_short_sentence_scores_as_in_sacrebleu_not_zero(tmp_path):
+    """Without effective order, a sentence of fewer than four words has no 4-grams and
+    scores 0; sacrebleu's -sl prints 100 for an exact match."""
+    (tmp_path / "ref").write_text("a cat\n")
+    text = run_cli("corpus-score", str(tmp_path / "ref"), str(tmp_path / "ref"), "-sl").output
+    assert text.splitlines()[1].split("\t")[2] == "100.0"
+    assert "bleu: nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:" in text
 
 
 def test_rows_by_key_gives_each_keys_rows_in_order_of_first_appearance():
@@ -197,3 +211,18 @@ def test_group_rows_counts_a_tag_once_per_segment():
     found = group_rows([["x"], ["y", "x"], [], ["x", "x"]])
     assert {tag: rows.tolist() for tag, rows in found.items()} == {"x": [0, 1, 3], "y": [1]}
     assert list(found) == ["x", "y"]
+
+
+def test_column_sums_add_row_after_row_as_sacrebleu_does():
+    """sacrebleu sums statistics one segment after another; numpy's pairwise summation
+    of a column differs in the last bits for fractional values (TER's averages)."""
+    from evalproto.resampling import column_sums
+    thirds = (np.random.default_rng(5).integers(1, 40, size=10_000) / 3).tolist()
+    expected = 0
+    for value in thirds:
+        expected += value
+    assert float(np.asarray(thirds).sum()) != expected  # the difference is real
+    for width in (1, 2, 5):
+        rows = np.column_stack([thirds] * width)
+        assert column_sums(rows).tolist() == [expected] * width
+        assert column_sums(np.asfortranarray(rows)).tolist() == [expected] * width

@@ -1,0 +1,59 @@
+"""A segment to score: its references and its hypothesis, checked the same way on every path.
+
+Whitespace at either end of a text is not part of the segment. The protocol strips it
+from every field (cdec's text says so, and a tuner cannot send it anyway), so the
+in-process path strips it too: a segment scores the same in process, over the pipe,
+with -j and on Dask. Only chrF with --whitespace could see the difference, and
+sacrebleu's command line strips the end of each line already; its leading whitespace is
+what this rule drops.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, List, NamedTuple, Sequence, Tuple
+
+
+class Item(NamedTuple):
+    """One segment: its references (one or more) and its hypothesis."""
+
+    refs: Tuple[str, ...]
+    hyp: str
+
+
+def checked_item(refs: Any, hyp: Any, index: int = 0) -> Item:
+    """(refs, hyp) as an Item with surrounding whitespace removed. A string where the list
+    of references belongs (a common slip: each character would become a reference), an
+    empty list, or a text that is not a string is a TypeError or ValueError that says
+    what was expected."""
+    where = f"segment {index + 1}"
+    if isinstance(refs, (str, bytes)):
+        raise TypeError(f"{where}: the references are one {type(refs).__name__}; expected a "
+                        f"list of reference strings (for one reference: [ref])")
+    try:
+        refs = tuple(refs)
+    except TypeError:
+        raise TypeError(f"{where}: the references are a {type(refs).__name__}; expected a "
+                        f"list of reference strings") from None
+    if not refs:
+        raise ValueError(f"{where}: no reference; a segment needs at least one")
+    for ref in refs:
+        if not isinstance(ref, str):
+            raise TypeError(f"{where}: a reference is a {type(ref).__name__}; expected str")
+    if not isinstance(hyp, str):
+        raise TypeError(f"{where}: the hypothesis is a {type(hyp).__name__}; expected str")
+    return Item(tuple(ref.strip() for ref in refs), hyp.strip())
+
+
+def checked_items(items: Iterable[Any]) -> List[Item]:
+    """Every (refs, hyp) pair of `items` as `checked_item` makes it."""
+    checked = []
+    for index, item in enumerate(items):
+        if isinstance(item, (str, bytes)) or not _is_pair(item):
+            raise TypeError(f"segment {index + 1}: expected a (references, hypothesis) pair, "
+                            f"got {type(item).__name__}")
+        checked.append(checked_item(item[0], item[1], index))
+    return checked
+
+
+def _is_pair(item: Any) -> bool:
+    return isinstance(item, Sequence) and len(item) == 2

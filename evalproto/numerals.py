@@ -1,0 +1,79 @@
+"""Numbers as text: one strict reading and one lossless writing, for every file and pipe.
+
+Python's float() reads far more than a statistic: "nan", "infinity", "1_000", and digits
+of any script ("١٢", "１２"). A number in a stats file, a reply, a surprisal table or an
+option is an ASCII decimal, as cdec, Moses and we write them, and it is finite.
+JSON cannot hold NaN or infinities either, so JSON output goes through `to_json`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Iterable
+
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z", re.ASCII)
+
+
+def parse_number(text: str) -> float:
+    """A finite ASCII decimal such as "12", "-0.5" or "1.23457e+06". Otherwise a
+    ValueError whose message completes a sentence about the value ("number 3 " + it):
+    "is not a finite number: 'x'" or "overflows a double: '1e999'"."""
+    if not DECIMAL.match(text):
+        raise ValueError(f"is not a finite number: {shorten(text)}")
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"overflows a double: {shorten(text)}")
+    return value
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """repr() of text cut to a readable length, for messages about huge fields."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def format_number(value: float) -> str:
+    """Lossless text for a finite number: integral values without a decimal point,
+    others as the shortest repr that reads back to the same double."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"cannot write {value!r}: statistics and scores must be finite")
+    if value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+def format_numbers(values: Iterable[float], separator: str = " ") -> str:
+    return separator.join(format_number(value) for value in values)
+
+
+def json_number(value: float) -> int | float | None:
+    """A number for JSON: integral values as integers, other finite values as floats,
+    and None (null) for NaN and infinities, which JSON cannot hold."""
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() else value
+
+
+def _finite(tree: Any) -> Any:
+    """`tree` with every non-finite float replaced by None, and numpy scalars as
+    Python numbers."""
+    if getattr(tree, "ndim", None) == 0:  # a numpy scalar, float32 included
+        tree = tree.item()
+    if isinstance(tree, float):
+        return tree if math.isfinite(tree) else None
+    if isinstance(tree, dict):
+        return {key: _finite(value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return [_finite(value) for value in tree]
+    return tree
+
+
+def to_json(tree: Any, **options: Any) -> str:
+    """json.dumps that never writes NaN or Infinity (which are not JSON): a figure that
+    is not a finite number, such as an overflowing perplexity, becomes null."""
+    return json.dumps(_finite(tree), allow_nan=False, ensure_ascii=False, **options)
