@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Iterable, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Iterable, Iterator, Optional, Sequence, Tuple
 
 import click
 import numpy as np
@@ -99,10 +99,34 @@ class Evaluator(ABC):
             raise RequestError(
                 f"EVAL needs {len(self.stat_names)} numbers "
                 f"({' '.join(self.stat_names)}), got {len(vector)}")
-        value = float(self.score(np.array(vector, dtype=np.float64)))
+        vector = np.array(vector, dtype=np.float64)
+        broken = self.broken_rule(vector[None, :], summed=True)
+        if broken is not None:
+            raise RequestError(f"these numbers are not a possible sum of {self.name} "
+                               f"statistics: they break {broken[1]}")
+        value = float(self.score(vector))
         if not math.isfinite(value):
             raise ValueError(f"the score of this vector is not finite ({value})")
         return value
+
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """The rules that every row of this metric obeys, each as (a mask of the rows of a
+        (n, k) array that break it, the rule in words, e.g. "correct_2 <= total_2").
+        A segment's own row obeys them all; with `summed`, give only those that every
+        sum of such rows obeys too. The server checks EVAL vectors against them and
+        `reduce` every row of a stats file, so that impossible statistics never become
+        a score. Statistics must be finite; metrics add their own rules."""
+        yield ~np.isfinite(rows).all(axis=1), "every statistic is a finite number"
+
+    def broken_rule(self, rows: np.ndarray, summed: bool = False) -> Optional[Tuple[int, str]]:
+        """The first row of `rows` that breaks one of `rules`, with the rule; or None."""
+        rows = np.asarray(rows, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            for broken, rule in self.rules(rows, summed):
+                found = np.flatnonzero(broken)
+                if len(found):
+                    return int(found[0]), rule
+        return None
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row of statistics per (refs, hyp) item, as a float64 array of shape (n, k).
@@ -182,6 +206,13 @@ class CountsEvaluator(Evaluator):
         vectors = np.asarray(vectors, dtype=np.float64)
         if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
             return super().score_many(vectors)  # the usual error for a malformed request
-        if (vectors < 0).any():
-            raise ValueError(f"{self.label} statistics are counts and cannot be negative")
+        broken = self.broken_rule(vectors, summed=True)
+        if broken is not None:
+            raise ValueError(f"not a possible sum of {self.label} statistics: it breaks "
+                             f"{broken[1]}")
         return self.score_rows(vectors)
+
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        yield from super().rules(rows, summed)
+        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
+            "every statistic is a count (a whole number >= 0)"

@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from functools import lru_cache
 from itertools import chain
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
@@ -151,6 +151,21 @@ class BLEU(CountsEvaluator):
         sentences = copy.copy(self)
         sentences.effective_order = True
         return sentences
+
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """An n-gram matches at most once per occurrence; a hypothesis of L tokens has L
+        unigrams, and a segment's L - n + 1 n-grams of order n (fewer as n grows)."""
+        yield from super().rules(rows, summed)
+        order = self.max_order
+        hyp_len, correct, total = rows[:, 0], rows[:, 2:2 + order], rows[:, 2 + order:]
+        yield total[:, 0] != hyp_len, "total_1 == hyp_len"
+        for n in range(order):
+            yield correct[:, n] > total[:, n], f"correct_{n + 1} <= total_{n + 1}"
+        for n in range(1, order):
+            yield total[:, n] > total[:, n - 1], f"total_{n + 1} <= total_{n}"
+            if not summed:
+                yield total[:, n] != np.maximum(hyp_len - n, 0), \
+                    f"total_{n + 1} == max(hyp_len - {n}, 0)"
 
     def signature_fields(self) -> dict[str, Any]:
         smooth = self.smooth_method

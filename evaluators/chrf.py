@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -125,6 +125,23 @@ class CHRF(CountsEvaluator):
 
     def score_rows(self, vectors: np.ndarray) -> np.ndarray:
         return self.f_scores(vectors)
+
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """Matches are at most the n-grams on either side; a hypothesis n-gram counts
+        only where the reference has n-grams of that order; longer n-grams are fewer."""
+        yield from super().rules(rows, summed)
+        names = self.stat_names
+        orders = [("char", n) for n in range(1, self.char_order + 1)] + [
+            ("word", n) for n in range(1, self.word_order + 1)]
+        for i, (kind, n) in enumerate(orders):
+            hyp, ref, match = rows[:, 3 * i], rows[:, 3 * i + 1], rows[:, 3 * i + 2]
+            yield match > np.minimum(hyp, ref), \
+                f"{names[3 * i + 2]} <= min({names[3 * i]}, {names[3 * i + 1]})"
+            yield (ref == 0) & (hyp != 0), f"{names[3 * i]} == 0 where {names[3 * i + 1]} == 0"
+            if n > 1:
+                for offset in (0, 1):
+                    yield rows[:, 3 * i + offset] > rows[:, 3 * (i - 1) + offset], \
+                        f"{names[3 * i + offset]} <= {names[3 * (i - 1) + offset]}"
 
     def signature_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {

@@ -8,7 +8,7 @@ additive, and the score is the weighted sum of the parts' scores.
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -57,6 +57,13 @@ class Combine(Evaluator):
         for part in self.parts:
             row += part.checked_stats(refs, hyp)
         return row
+
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """Each part's rules, on its own columns."""
+        yield from super().rules(rows, summed)
+        for number, (part, piece) in enumerate(zip(self.parts, self._slices), 1):
+            for broken, rule in part.rules(rows[:, piece], summed):
+                yield broken, f"{rule} (part {number}, {self.specs[number - 1]})"
 
     def score(self, vector: np.ndarray) -> float:
         return sum(weight * part.checked_score(vector[piece])

@@ -7,7 +7,7 @@ decimals for display; here it is kept exact).
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 
@@ -26,10 +26,16 @@ class ExactMatch(Evaluator):
     def stats(self, refs: Sequence[str], hyp: str) -> List[int]:
         return [int(hyp in refs), 1]
 
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        yield from super().rules(rows, summed)
+        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
+            "every statistic is a count (a whole number >= 0)"
+        yield rows[:, 0] > rows[:, 1], "hits <= n"
+        if not summed:
+            yield rows[:, 1] != 1, "n == 1"
+
     def score(self, vector: np.ndarray) -> float:
         hits, n = vector
-        if hits < 0 or n < 0 or hits > n:
-            raise ValueError("exact-match statistics need 0 <= hits <= n")
         return 100 * hits / n if n else 0.0
 
 

@@ -9,7 +9,7 @@ error, never a silent miss. Scores agree with scikit-learn's
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -51,9 +51,17 @@ class MacroF1(Evaluator):
             row[3 * gold + 2] = 1
         return row
 
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """Each item is one true positive, or one false positive with one false negative."""
+        yield from super().rules(rows, summed)
+        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
+            "every statistic is a count (a whole number >= 0)"
+        tp, fp, fn = rows[:, 0::3].sum(axis=1), rows[:, 1::3].sum(axis=1), rows[:, 2::3].sum(axis=1)
+        yield fp != fn, "the false positives add up to the false negatives"
+        if not summed:
+            yield tp + fp != 1, "a row holds one true positive or one false positive"
+
     def score(self, vector: np.ndarray) -> float:
-        if (vector < 0).any():
-            raise ValueError("f1 statistics are counts and cannot be negative")
         counts = vector.reshape(len(self.labels), 3)
         scores = []
         for tp, fp, fn in counts:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from typing import List, Sequence
+from typing import Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -58,10 +58,19 @@ class SQuAD(Evaluator):
         return [max(token_f1(hyp, ref) for ref in refs),
                 float(any(prediction == normalize_answer(ref) for ref in refs)), 1]
 
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """Each segment adds an F1 and an exact match between 0 and 1, and 1 to n."""
+        yield from super().rules(rows, summed)
+        f1_sum, exact_sum, n = rows[:, 0], rows[:, 1], rows[:, 2]
+        yield (rows < 0).any(axis=1), "every statistic >= 0"
+        yield (exact_sum != np.trunc(exact_sum)) | (n != np.trunc(n)), \
+            "exact_match_sum and n are whole numbers"
+        yield np.maximum(f1_sum, exact_sum) > n, "f1_sum <= n and exact_match_sum <= n"
+        if not summed:
+            yield n != 1, "n == 1"
+
     def score(self, vector: np.ndarray) -> float:
         f1_sum, exact_sum, n = vector
-        if min(vector) < 0 or max(f1_sum, exact_sum) > n:
-            raise ValueError("SQuAD statistics need 0 <= sums <= n")
         return 100 * (f1_sum if self.measure == "f1" else exact_sum) / n if n else 0.0
 
     def signature_fields(self) -> dict:

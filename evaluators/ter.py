@@ -15,7 +15,7 @@ references are tokenized twice here as well.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -72,10 +72,14 @@ class TER(Evaluator):
         with paused_gc():
             return super().stats_batch(items)
 
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        yield from super().rules(rows, summed)
+        edits, ref_len = rows[:, 0], rows[:, 1]
+        yield (edits < 0) | (edits != np.trunc(edits)), "edits is a whole number >= 0"
+        yield ref_len < 0, "avg_ref_len >= 0"
+
     def score(self, vector: np.ndarray) -> float:
         edits, ref_len = vector
-        if edits < 0 or ref_len < 0:
-            raise ValueError("TER statistics cannot be negative")
         if ref_len > 0:
             return 100 * (edits / ref_len)
         return 100.0 if edits > 0 else 0.0  # empty references: any hypothesis word is wrong

@@ -17,7 +17,7 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import List, Sequence
+from typing import Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -81,9 +81,14 @@ class WER(Evaluator):
                 best = row
         return best
 
+    def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
+        """Counts; substitutions and deletions are of reference units."""
+        yield from super().rules(rows, summed)
+        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
+            "every statistic is a count (a whole number >= 0)"
+        yield rows[:, 0] + rows[:, 1] > rows[:, 3], "substitutions + deletions <= ref_len"
+
     def score(self, vector: np.ndarray) -> float:
-        if (vector < 0).any():
-            raise ValueError("error-rate statistics are counts and cannot be negative")
         substitutions, deletions, insertions, ref_len = vector
         if ref_len == 0:
             return float(insertions)  # jiwer's value when every reference is empty

@@ -121,7 +121,7 @@ def test_variable_number_of_references_per_segment():
 @pytest.mark.parametrize("smooth_method", ["exp", "floor", "add-k", "none"])
 @pytest.mark.parametrize("order", [2, 4, 6])
 def test_vectorized_scores_match_compute_bleu(smooth_method, effective_order, order):
-    """score_many scores thousands of vectors at once, including the corners
+    """score_rows scores thousands of vectors at once, including the corners
     compute_bleu branches on: no matches, orders with no n-grams (also out of order),
     empty hypotheses and fractional lengths; `score` agrees with it exactly."""
     bleu = BLEU(smooth_method=smooth_method, effective_order=effective_order,
@@ -132,13 +132,14 @@ def test_vectorized_scores_match_compute_bleu(smooth_method, effective_order, or
     vectors[1::7, 2 + order:] = 0
     vectors[::11, 0] = 0
     vectors[::13] += 0.5
-    scores = bleu.score_many(vectors)
+    scores = bleu.score_rows(vectors)  # the arithmetic alone: many vectors are impossible
     for vector, score in zip(vectors, scores):
         expected = SacreBLEU.compute_bleu(
             vector[2:2 + order].tolist(), vector[2 + order:].tolist(), int(vector[0]),
             int(vector[1]), smooth_method, None, effective_order, order).score
         assert score == expected
-        assert bleu.checked_score(vector) == score
+        if bleu.broken_rule(vector[None, :], summed=True) is None:
+            assert bleu.checked_score(vector) == score
 
 
 def test_add_k_smoothing_does_not_change_the_vector_it_scores():

@@ -97,7 +97,15 @@ BAD_REQUESTS = {
     "eval count": (b"EVAL ||| 1 2 3", "EVAL needs 10 numbers"),
     "eval word": (b"EVAL ||| 4 4 3 2 1 zero 4 3 2 1", "number 6 is not a finite number: 'zero'"),
     "eval nan": (b"EVAL ||| 4 4 3 2 1 NaN 4 3 2 1", "number 6 is not a finite number: 'NaN'"),
-    "eval negative": (b"EVAL ||| 4 4 3 2 1 -1 4 3 2 1", "cannot be negative"),
+    "eval negative": (b"EVAL ||| 4 4 3 2 1 -1 4 3 2 1", "they break every statistic is a count"),
+    "eval fraction": (b"EVAL ||| 4 4 3 2 1 0.5 4 3 2 1", "they break every statistic is a count"),
+    # correct > total would score BLEU 237; a negative length would move it too
+    "eval impossible": (b"EVAL ||| 5 5 9 2 1 0 5 4 3 2",
+                        "not a possible sum of bleu statistics: they break correct_1 <= total_1"),
+    "eval length": (b"EVAL ||| 5 5 4 2 1 0 7 4 3 2", "they break total_1 == hyp_len"),
+    "eval arabic digits": ("EVAL ||| ٤ 4 3 2 1 0 4 3 2 1".encode(),
+                           "number 1 is not a finite number: '٤'"),
+    "eval fullwidth": ("EVAL ||| ４ 4 3 2 1 0 4 3 2 1".encode(), "number 1 is not a finite number"),
     "invalid utf-8": (b"SCORE ||| caf\xe9 ||| cafe", "not valid UTF-8: byte 0xe9 at offset 13"),
 }
 GOOD_REQUEST = b"SCORE ||| a b ||| a b\n"
