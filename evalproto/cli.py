@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import shlex
 from contextlib import ExitStack
 from importlib.metadata import EntryPoint
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
@@ -13,14 +14,14 @@ from evalproto import __version__, datasets, lmlogs, lmreport, registry
 from evalproto.client import DEFAULT_TIMEOUT
 from evalproto.errors import EvalprotoError, InputError
 from evalproto.launch import METRIC_FLAGS, option_values
-from evalproto.outputs import write_atomically
+from evalproto.outputs import write_output
 from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, check_inputs, read_corpus, read_lines
 from evalproto.reports import FORMATS, format_results, format_segments
 from evalproto.resampling import DEFAULT_SEED
 from evalproto.scoring import Analysis, MetricTable, analyse, segment_scores, stats_tables
 from evalproto.sources import MetricSpec
-from evalproto.statsfile import merge_stats, read_stats, write_stats
+from evalproto.statsfile import MetricColumns, StatsFile, merge_stats, read_stats, write_stats
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -194,9 +195,10 @@ def analysis_options(command: Callable) -> Callable:
     ], command)
 
 
-def make_analysis(systems: int, segments: int, confidence: bool, confidence_n: int,
+def make_analysis(systems: int, ids: Sequence[str], confidence: bool, confidence_n: int,
                   paired_bs: bool, paired_bs_n: int, paired_ar: bool, paired_ar_n: int,
-                  seed: Optional[int], groups_path: Optional[str]) -> Analysis:
+                  seed: Optional[int], groups_path: Optional[str],
+                  partial: bool = False) -> Analysis:
     """The Analysis that the analysis options ask for, checked."""
     if paired_bs and paired_ar:
         raise click.UsageError("choose one of --paired-bs and --paired-ar")
@@ -207,24 +209,29 @@ def make_analysis(systems: int, segments: int, confidence: bool, confidence_n: i
         confidence=confidence_n if confidence else 0,
         paired="bs" if paired_bs else "ar" if paired_ar else None,
         paired_n=paired_bs_n if paired_bs else paired_ar_n, seed=seed,
-        groups=read_groups(groups_path, segments) if groups_path else None)
+        groups=read_groups(groups_path, ids, partial) if groups_path else None)
 
 
-def read_groups(path: str, segments: int) -> List[List[str]]:
-    """Each segment's tags, from one line of comma-separated tags per segment."""
+def read_groups(path: str, ids: Sequence[str], partial: bool = False) -> List[List[str]]:
+    """Each segment's tags, from a file of one line of comma-separated tags per segment.
+    Segments with whole-number ids (line numbers) take the tags of that line, so shards
+    reduced in any order get their own tags; other ids (datasets) go by position."""
     lines = read_lines(path)
-    if len(lines) != segments:
-        raise InputError(f"{path} has {len(lines)} lines but there are {segments} segments; "
-                         f"a groups file needs one line of tags per segment")
-    return [[tag.strip() for tag in line.split(",") if tag.strip()] for line in lines]
-
-
-def write_output(path: str, text: str) -> None:
-    """Results go out only once complete: to stdout, or atomically to a file."""
-    if path == "-":
-        click.echo(text, nl=False)
-    else:
-        write_atomically(path, text)
+    numbers = [int(segment) for segment in ids] if all(
+        segment.isascii() and segment.isdigit() for segment in ids) else None
+    if numbers is None or not partial:
+        if len(lines) != len(ids):
+            raise InputError(f"{path} has {len(lines)} lines but there are {len(ids)} "
+                             f"segments; a groups file needs one line of tags per segment")
+    if numbers is None:
+        numbers = list(range(1, len(ids) + 1))
+    tags = []
+    for segment, number in zip(ids, numbers):
+        if not 1 <= number <= len(lines):
+            raise InputError(f"{path}: no line {number} for segment {segment!r}: a groups "
+                             f"file has one line per segment, line N for segment id N")
+        tags.append([tag.strip() for tag in lines[number - 1].split(",") if tag.strip()])
+    return tags
 
 
 def check_sentence_level(sentence_level: bool, analysis: Analysis) -> None:
@@ -253,7 +260,7 @@ def distributed_corpus_score(scheduler: str, specs: Sequence[MetricSpec],
         with distributed.connect(scheduler) as client:
             segments, tables = distributed.distributed_tables(client, specs, ref_paths,
                                                               hyp_paths, timeout or None)
-            analysis = make_analysis(len(hyp_paths), segments, **analysis_flags)
+            analysis = make_analysis(len(hyp_paths), segment_ids(segments), **analysis_flags)
             check_sentence_level(sentence_level, analysis)
             text = render_scores(tables, segment_ids(segments), len(ref_paths), analysis,
                                  sentence_level, output_format, width)
@@ -342,7 +349,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
                                         analysis_flags)
     try:
         corpus = read_any_corpus(data_format, ref_paths, hyp_paths, ref_field, hyp_field)
-        analysis = make_analysis(len(hyp_paths), len(corpus.refs), **analysis_flags)
+        analysis = make_analysis(len(hyp_paths), corpus.ids, **analysis_flags)
         check_sentence_level(sentence_level, analysis)
         if analysis.groups is None and corpus.tags and any(corpus.tags):
             analysis.groups = corpus.tags
@@ -360,72 +367,115 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
 @click.argument("files", nargs=-1, required=True, metavar="REF... HYP")
 @metric_options
 @click.option("-o", "--output", required=True, metavar="FILE",
-              help="The stats file to write (atomically).")
+              help="The stats file to write (atomically); '-' for standard output.")
 @click.option("--system", help="The system's name in the file; default: the HYP path. Give "
                                "every shard of one system the same name.")
-@click.option("--first-id", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--first-id", type=click.IntRange(min=1), default=1, show_default=True,
               help="The id of the first segment (a shard's line offset + 1).")
 @scheduler_option
 @click.pass_context
 def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
           evaluators: Tuple[str, ...], timeout: float, jobs: int, output: str,
           system: Optional[str], first_id: int, scheduler: Optional[str]) -> None:
-    """Write one metric's per-segment statistics of one system, for `evalproto reduce`."""
+    """Write the per-segment statistics of one system under one or more metrics, for
+    `evalproto reduce`."""
     ref_paths, (hyp_path,) = split_files(files, ())
-    (spec, *others) = metric_specs(ctx, metrics, evaluators)
-    if others:
-        raise click.UsageError("a stats file holds one metric: give one -m or one -e")
+    specs = metric_specs(ctx, metrics, evaluators)
     try:
         with ExitStack() as stack:
             if scheduler:
                 from evalproto import distributed
                 client = stack.enter_context(distributed.connect(scheduler))
-                segments, (table,) = distributed.distributed_tables(
-                    client, [spec], ref_paths, [hyp_path], timeout or None)
+                segments, tables = distributed.distributed_tables(
+                    client, specs, ref_paths, [hyp_path], timeout or None)
             else:
                 corpus = read_corpus(ref_paths, [hyp_path])
                 segments = len(corpus.refs)
-                source = spec.open(stack, timeout or None, jobs)
-                (table,) = stats_tables([(spec.spec, source)], corpus.refs, corpus.systems)
-            header = {"metric": spec.spec, "kind": spec.kind,
-                      "signature": table.source.signature(),
-                      "stat_names": list(table.stat_names),
-                      "higher_is_better": table.source.higher_is_better,
-                      "nrefs": len(ref_paths), "system": system or hyp_path}
-        write_stats(output, header, segment_ids(segments, first_id), table.rows[hyp_path])
+                sources = [(spec.spec, spec.open(stack, timeout or None, jobs)) for spec in specs]
+                tables = stats_tables(sources, corpus.refs, corpus.systems)
+            columns = [MetricColumns(spec.spec, spec.kind, table.source.signature(),
+                                     table.stat_names, table.source.higher_is_better)
+                       for spec, table in zip(specs, tables)]
+        write_stats(output, system or hyp_path, len(ref_paths), columns,
+                    segment_ids(segments, first_id), [table.rows[hyp_path] for table in tables])
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
 
 
 @main.command("reduce", context_settings=CONTEXT)
 @click.argument("files", nargs=-1, required=True, metavar="STATS_FILE...")
+@click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
+              help="The command of a metric the files were written with -e: a stats file "
+                   "is data, and no command named in it is run. Repeat for several, in the "
+                   "files' order.")
 @timeout_option
+@click.option("--partial", is_flag=True,
+              help="Reduce the segments that are there even if shards are missing.")
 @analysis_options
-def reduce(files: Tuple[str, ...], timeout: float, output_format: str, width: int,
-           output: str, **analysis_flags: Any) -> None:
+def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: float, partial: bool,
+           output_format: str, width: int, output: str, **analysis_flags: Any) -> None:
     """Merge stats files and report on them as corpus-score does.
 
-    Every file must come from the same metric with the same signature. The shards of
-    a system are joined in the order given, and all systems must cover the same
-    segments; the first system is the baseline of paired tests.
+    Every file must hold the same metrics with the same signatures. The shards of a
+    system are joined on their segment ids, all systems must cover the same segments,
+    and a segment that no shard holds is an error (unless --partial); the first system
+    is the baseline of paired tests.
     """
     try:
-        merged = merge_stats([read_stats(path) for path in files])
-        analysis = make_analysis(len(merged.systems), len(merged.ids), **analysis_flags)
-        spec = MetricSpec(merged.header["kind"], merged.header["metric"])
+        stats_files = [read_stats(path) for path in files]
+        merged = merge_stats(stats_files, partial)
+        analysis = make_analysis(len(merged.systems), merged.ids, partial=partial,
+                                 **analysis_flags)
+        commands = iter(evaluators)
         with ExitStack() as stack:
-            source = spec.open(stack, timeout or None)
-            if source.signature() != merged.header["signature"]:
-                raise EvalprotoError(
-                    f"the stats files were written with the signature "
-                    f"{merged.header['signature']!r}, but {spec.spec!r} here has "
-                    f"{source.signature()!r}; their scores would not be comparable")
-            table = MetricTable(spec.spec, source, merged.systems)
-            text = format_results(analyse([table], merged.header["nrefs"], analysis),
-                                  output_format, width)
+            tables = []
+            for number, metric in enumerate(merged.metrics):
+                spec = MetricSpec(metric.kind, _reduce_spec(metric, commands))
+                source = spec.open(stack, timeout or None)
+                if source.signature() != metric.signature:
+                    raise EvalprotoError(
+                        f"the stats files were written with the signature "
+                        f"{metric.signature!r}, but {spec.spec!r} here has "
+                        f"{source.signature()!r}; their scores would not be comparable")
+                for stats_file in stats_files:
+                    check_rows(source, stats_file, number)
+                tables.append(MetricTable(metric.spec, source, {
+                    system: rows[number] for system, rows in merged.systems.items()}))
+            extra = list(commands)
+            if extra:
+                raise click.UsageError(f"-e {extra[0]!r}: the stats files hold no other "
+                                       f"metric written by a command")
+            text = format_results(analyse(tables, merged.nrefs, analysis), output_format, width)
         write_output(output, text)
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
+    """What to run for a metric of the files: its spec if it runs in process, or the
+    next command the user named (never the command written in the file)."""
+    if metric.kind == "metric":
+        return metric.spec
+    command = next(commands, None)
+    if command is None:
+        raise click.UsageError(
+            f"the stats files were written by the evaluator command {metric.spec!r}. A stats "
+            f"file is data, and evalproto runs no command named in data: to reduce them, "
+            f"name the command yourself: evalproto reduce -e {shlex.quote(metric.spec)} ...")
+    return command
+
+
+def check_rows(source: Any, stats_file: StatsFile, number: int) -> None:
+    """Refuse rows that the metric could not have written (a row with more matches than
+    n-grams, a negative length); they would move the score without a word."""
+    if not hasattr(source, "broken_rule"):
+        return  # an external evaluator declares no rules
+    broken = source.broken_rule(stats_file.rows[number])
+    if broken is not None:
+        row, rule = broken
+        raise InputError(f"{stats_file.path}: line {stats_file.first_line + row}: these "
+                         f"{stats_file.metrics[number].spec} statistics are impossible: "
+                         f"they break {rule}")
 
 
 @main.command("list", context_settings=CONTEXT)

@@ -2,9 +2,12 @@
 would not add up is merged."""
 
 import csv
+import json
 import re
+from pathlib import Path
 
 import pytest
+from sacrebleu.metrics import BLEU as SacreBLEU
 
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script
 from evalproto.statsfile import read_stats
@@ -60,9 +63,14 @@ def test_reduce_runs_paired_tests_and_groups_as_corpus_score_does(tmp_path):
             assert ours.get(key) == theirs.get(key), key
 
 
-def test_shards_of_an_external_evaluator_reduce_too(tmp_path):
+def test_shards_of_an_external_evaluator_reduce_with_the_command_the_user_names(tmp_path):
     files = shard(tmp_path, DE_EN_HYP, spec=script("bleu-evaluator"), kind="-e")
-    (reduced,) = json_rows(run_cli("reduce", *files, "-f", "json").output)
+    refused = run_cli("reduce", *files)
+    assert refused.exit_code == 2
+    assert "evalproto runs no command named in data" in refused.output
+    assert f"evalproto reduce -e {script('bleu-evaluator')} ..." in refused.output
+    (reduced,) = json_rows(run_cli("reduce", *files, "-e", script("bleu-evaluator"),
+                                   "-f", "json").output)
     (expected,) = whole(DE_EN_HYP)
     assert reduced["score"] == expected["score"] and reduced["stats"] == expected["stats"]
 
@@ -72,15 +80,16 @@ def test_files_of_different_signatures_are_refused(tmp_path):
     lowercased = shard(tmp_path, DE_EN_HYP, "bleu --lowercase")
     result = run_cli("reduce", plain[0], plain[1], lowercased[2])
     assert result.exit_code == 1
-    assert "stats files disagree on metric" in result.output
-    assert "only shards of one metric with one signature can be reduced together" in result.output
+    assert "stats files disagree on metrics" in result.output
+    assert "only shards of the same metrics with the same signatures" in result.output
 
 
 def test_overlapping_shards_are_refused(tmp_path):
     files = shard(tmp_path, DE_EN_HYP)
     result = run_cli("reduce", files[0], files[0], files[1])
     assert result.exit_code == 1
-    assert "segment id '1' of system 'system' appears in more than one shard" in result.output
+    assert (f"segment id '1' of system 'system' is in {files[0]} and in {files[0]}"
+            in result.output)
 
 
 def test_systems_with_different_segments_are_refused(tmp_path):
@@ -98,13 +107,18 @@ def test_the_format_is_plain_tab_separated_text(tmp_path):
     assert header_line.startswith("#evalproto-stats {")
     assert rows[0][:3] == ["id", "hyp_len", "ref_len"] and len(rows) == 51
     assert rows[1][0] == "1" and all(value.isdigit() for value in rows[1])
-    header = read_stats(path).header
-    assert header["metric"] == "bleu" and header["nrefs"] == 2 and header["ids"] == ["1", "50"]
+    stats_file = read_stats(path)
+    assert [metric.spec for metric in stats_file.metrics] == ["bleu"]
+    assert stats_file.nrefs == 2 and stats_file.ids[0] == "1" and stats_file.ids[-1] == "50"
 
 
 @pytest.mark.parametrize("damage, message", [
     (lambda text: text.replace("#evalproto-stats", "#something"), "line 1: not an evalproto stats"),
-    (lambda text: text[:text.rindex("\n", 0, -1) + 1], "has 49 segments but its header says 50"),
+    (lambda text: text[:text.rindex("\n", 0, -1) + 1],
+     "the file is incomplete: its header announces 50 segments (ids 1 to 50), but it holds "
+     "49 (ids 1 to 49); was it cut short?"),
+    # the last digit and the line end lost: the row still parses, with another number
+    (lambda text: text[:-2], "the file is incomplete: its last line has no line end"),
     (lambda text: text.replace("\n1\t", "\n1\tx"), "line 3: number 1 is not a finite number"),
     (lambda text: text.replace("\tcorrect_1", "\tcorrect_one"), "line 2: expected the column names"),
 ])
@@ -126,10 +140,27 @@ def test_a_failed_stats_run_leaves_no_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_stats_takes_exactly_one_metric(tmp_path):
-    result = run_cli("stats", *DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "-m", "chrf",
-                     "-o", str(tmp_path / "x"))
-    assert result.exit_code == 2 and "a stats file holds one metric" in result.output
+def test_several_metrics_in_one_stats_file_and_one_reduce(tmp_path):
+    specs = ["bleu", "chrf -cw 2", "ter"]
+    files = []
+    for number, (start, end) in enumerate(BOUNDS, 1):
+        paths = []
+        for path in [*DE_EN_REFS, DE_EN_HYP]:
+            part = tmp_path / f"{path.rsplit('/', 1)[-1]}.{number}"
+            part.write_text("".join(line + "\n" for line in read_lines(path)[start:end]))
+            paths.append(str(part))
+        args = [arg for spec in specs for arg in ("-m", spec)]
+        result = run_cli("stats", *paths, *args, "-o", "-", "--first-id", str(start + 1),
+                         "--system", "mt")
+        assert result.exit_code == 0, result.output
+        files.append(tmp_path / f"{number}.stats")
+        files[-1].write_text(result.output)  # -o - is standard output
+    header = files[0].read_text().splitlines()[1].split("\t")
+    assert header[:3] == ["id", "bleu.hyp_len", "bleu.ref_len"] and "ter.edits" in header
+    reduced = json_rows(run_cli("reduce", *map(str, files), "-f", "json").output)
+    expected = whole(DE_EN_HYP, *[arg for spec in specs for arg in ("-m", spec)])
+    assert [(row["metric"], row["score"], row["stats"]) for row in reduced] == [
+        (row["metric"], row["score"], row["stats"]) for row in expected]
 
 
 def test_a_file_from_another_evalproto_version_is_refused(tmp_path):
@@ -141,3 +172,86 @@ def test_a_file_from_another_evalproto_version_is_refused(tmp_path):
     result = run_cli("reduce", path)
     assert result.exit_code == 1
     assert "their scores would not be comparable" in result.output
+
+
+def test_a_command_in_a_stats_file_is_never_run(tmp_path):
+    """A stats file may come from anyone: its header names a command, but reduce runs
+    only what the user names on the command line."""
+    (path, *_) = shard(tmp_path, DE_EN_HYP, spec=script("bleu-evaluator"), kind="-e")
+    planted = tmp_path / "planted"
+    text = Path(path).read_text()
+    Path(path).write_text(text.replace(json.dumps(script("bleu-evaluator")),
+                                       json.dumps(f"touch {planted}"), 1))
+    result = run_cli("reduce", path, "--partial")
+    assert result.exit_code == 2 and f"evalproto reduce -e 'touch {planted}'" in result.output
+    assert not planted.exists()
+
+
+def test_shards_in_another_order_get_their_own_groups(tmp_path):
+    files = shard(tmp_path, DE_EN_HYP)
+    groups = tmp_path / "groups"
+    groups.write_text("".join("first\n" if i < 50 else "rest\n" for i in range(150)))
+    in_order = run_cli("reduce", *files, "--groups", str(groups), "-f", "json")
+    shuffled = run_cli("reduce", files[2], files[0], files[1], "--groups", str(groups),
+                       "-f", "json")
+    assert shuffled.exit_code == 0, shuffled.output
+    assert json_rows(shuffled.output) == json_rows(in_order.output)
+    expected = whole(DE_EN_HYP, "--groups", str(groups))
+    assert [(row.get("group"), row["stats"]) for row in json_rows(shuffled.output)] == [
+        (row.get("group"), row["stats"]) for row in expected]
+
+
+@pytest.mark.parametrize("kept, missing", [((0, 2), "51-100"), ((1, 2), "1-50")])
+def test_a_missing_shard_is_an_error_unless_partial(tmp_path, kept, missing):
+    files = shard(tmp_path, DE_EN_HYP)
+    given = [files[i] for i in kept]
+    result = run_cli("reduce", *given)
+    assert result.exit_code == 1
+    assert f"segments {missing} of system 'system' are in no stats file given" in result.output
+    partial = run_cli("reduce", *given, "--partial", "-f", "json")
+    (row,) = json_rows(partial.output)
+    lines = [line for i in kept for line in range(*BOUNDS[i])]
+    refs = [read_lines(path) for path in DE_EN_REFS]
+    hyps = read_lines(DE_EN_HYP)
+    expected = SacreBLEU().corpus_score([hyps[i] for i in lines],
+                                        [[ref[i] for i in lines] for ref in refs])
+    assert row["n"] == 100 and row["score"] == expected.score
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda h: h.pop("system"), "the header's 'system' must be the system's name, found nothing"),
+    (lambda h: h.update(segments="50"), "the header's 'segments' must be a number of segments, "
+                                        "found \"50\""),
+    (lambda h: h.update(nrefs=None), "the header's 'nrefs' must be a number of references"),
+    (lambda h: h["metrics"][0].update(stat_names=None), "'stat_names' must be a non-empty list"),
+    (lambda h: h["metrics"][0].pop("signature"), "'signature' must be a signature, found nothing"),
+    (lambda h: h["metrics"][0].update(kind="shell"), "'kind' must be 'metric' or 'evaluator'"),
+    (lambda h: h.update(metrics=[]), "'metrics' must be a non-empty list of metrics"),
+    (lambda h: h.update(ids=["1"]), "'ids' must be the first and last segment ids"),
+    (lambda h: h["metrics"].__setitem__(0, "bleu"), "each of the header's 'metrics' must be"),
+])
+def test_a_hand_edited_header_is_an_error_that_names_the_key(tmp_path, edit, message):
+    (path, *_) = shard(tmp_path, DE_EN_HYP)
+    first, rest = Path(path).read_text().split("\n", 1)
+    header = json.loads(first.split(" ", 1)[1])
+    edit(header)
+    Path(path).write_text(f"#evalproto-stats {json.dumps(header)}\n{rest}")
+    result = run_cli("reduce", path, "--partial")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{path}: line 1: " in result.output and message in result.output
+
+
+@pytest.mark.parametrize("row, rule", [
+    ("5\t5\t9\t2\t1\t0\t5\t4\t3\t2", "correct_1 <= total_1"),  # more matches than n-grams
+    ("5\t-3\t4\t2\t1\t0\t5\t4\t3\t2", "every statistic is a count"),  # a negative length
+    ("5\t5\t4\t2\t1\t0\t5\t4\t3\t9", "total_4 <= total_3"),
+    ("5\t5\t4\t2\t1\t0\t5\t4\t3\t1", "total_4 == max(hyp_len - 3, 0)"),
+])
+def test_impossible_rows_are_refused(tmp_path, row, rule):
+    (path, *_) = shard(tmp_path, DE_EN_HYP)
+    lines = Path(path).read_text().split("\n")
+    lines[3] = lines[3].split("\t", 1)[0] + "\t" + row
+    Path(path).write_text("\n".join(lines))
+    result = run_cli("reduce", path, "--partial")
+    assert result.exit_code == 1
+    assert f"{path}: line 4: these bleu statistics are impossible: they break {rule}" in result.output

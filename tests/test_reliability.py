@@ -2,6 +2,7 @@
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -157,3 +158,57 @@ def test_blank_lines_are_empty_segments_as_in_sacrebleu(tmp_path):
     (row,) = json_rows(result.output)
     assert row["n"] == 20
     assert row["score"] == pytest.approx(_sacrebleu(refs, hyps), abs=1e-9)
+
+
+def test_o_follows_a_symbolic_link_and_keeps_it(tmp_path):
+    target = tmp_path / "scores.txt"
+    target.write_text("old\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-o", str(link))
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and target.read_text().startswith("System")
+
+
+def test_o_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    output = tmp_path / "scores.txt"
+    output.write_text("old\n")
+    output.chmod(0o640)
+    assert run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-o", str(output)).exit_code == 0
+    assert output.stat().st_mode & 0o777 == 0o640 and output.read_text().startswith("System")
+
+
+def test_o_writes_through_a_fifo_instead_of_replacing_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-o", str(fifo), "-f", "json")
+    assert result.exit_code == 0, result.output
+    received = reader.communicate(timeout=30)[0].decode()
+    assert json_rows(received)[0]["n"] == 150
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_o_writes_through_a_device_instead_of_replacing_it(tmp_path):
+    """As root, `-o /dev/stdout` used to replace the device node with a regular file."""
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's numbers
+    except PermissionError:  # not root: a link to /dev/null, which is followed
+        device.symlink_to("/dev/null")
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-o", str(device))
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+
+
+def test_a_run_killed_while_writing_leaves_no_temporary_file(tmp_path):
+    writer = ("import sys; from evalproto.outputs import write_output; "
+              "write_output(sys.argv[1], 'x' * 300_000_000)")
+    for delay in (0.3, 0.6, 0.9, 1.2):
+        (tmp_path / "out.txt").write_text("old\n")
+        process = subprocess.Popen([sys.executable, "-c", writer, str(tmp_path / "out.txt")])
+        time.sleep(delay)
+        process.kill()
+        process.wait()
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["out.txt"]
+        assert (tmp_path / "out.txt").read_text() in ("old\n", "x" * 300_000_000)
