@@ -1,7 +1,8 @@
 """evalproto: metric evaluators with additive statistics, in process or over a pipe.
 
-Evaluator and EvaluatorProcess are imported on first use: both bring numpy, and the
-`evalproto` command (evalproto.launch) must start its evaluators before anything slow.
+Every name is imported on first use: Evaluator and EvaluatorProcess bring numpy, and the
+`evalproto` command (evalproto.launch) must set its signal handlers and start its
+evaluators before anything slow.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from evalproto.errors import EvalprotoError, EvaluatorError, InputError, SetupError
-
 __version__ = "0.1.0"
 
-_LAZY = {"Evaluator": "evalproto.evaluator", "EvaluatorProcess": "evalproto.client"}
+_LAZY = {"Evaluator": "evalproto.evaluator", "EvaluatorProcess": "evalproto.client",
+         **dict.fromkeys(["EvalprotoError", "EvaluatorError", "InputError", "SetupError"],
+                         "evalproto.errors")}
 
 __all__ = [
     "Evaluator",

@@ -16,16 +16,19 @@ import queue
 import shlex
 import subprocess
 import threading
+import warnings
 from collections import deque
-from typing import (Any, BinaryIO, Deque, Iterable, List, NoReturn, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import (Any, BinaryIO, Deque, Dict, Iterable, List, NoReturn, Optional, Sequence,
+                    Tuple, TypeVar, Union)
 
 import numpy as np
 
-from evalproto import launch
-from evalproto.errors import EvaluatorError, InputError, SetupError
+from evalproto import processes
+from evalproto.errors import EvaluatorError, EvaluatorWarning, InputError, SetupError
 from evalproto.items import Item, checked_items
 from evalproto.protocol import (
+    MAX_LINE_BYTES,
+    LineTooLong,
     RequestError,
     arrived_lines,
     format_eval_request,
@@ -36,8 +39,17 @@ from evalproto.protocol import (
 )
 
 DEFAULT_TIMEOUT = 120.0
+INFO_WAIT = 10.0
+"""The longest wait for the reply to INFO before scoring goes on without it."""
 _STDERR_TAIL_BYTES = 2000
 _EXIT_GRACE_SECONDS = 5.0
+_ASKED, _LATE, _DESCRIBED, _UNDESCRIBED = "asked", "late", "described", "undescribed"
+
+Reply = Union[bytes, LineTooLong]
+
+
+class _ExitedOnInfo(Exception):
+    """The evaluator exited before its first reply after refusing INFO."""
 
 
 class ClosedOnExit:
@@ -66,35 +78,111 @@ Closing = TypeVar("Closing", bound=ClosedOnExit)
 class EvaluatorProcess(ClosedOnExit):
     """An external evaluator command, with the interface of an in-process Evaluator.
 
-    The first request is `INFO`; an evaluator that answers it gets its stat names and
-    signature checked and reported. One that does not know INFO still works: if it
-    exits on the unknown command, or leaves it unanswered for the timeout, it is
-    started afresh without it, and the vector length is fixed by its first SCORE reply.
+    The first request is `INFO`. Its reply is awaited when first needed, for at most
+    INFO_WAIT seconds (each copy of a -j pool waits in its own thread, at once):
+    - a JSON object describes the evaluator: its stat names, direction and signature;
+    - an ERROR line, or an exit, means it does not know INFO. One that exited, at once
+      or when the SCOREs arrive (the protocol's fail-fast), is started again without it;
+    - no reply in time means a slow start or an evaluator that ignores INFO: its first
+      reply line then tells which (a late JSON object is taken as the description).
+    An evaluator that does not describe itself still works (its stats are stat1...,
+    its signature its command line), with a warning saying so.
     """
 
     def __init__(self, command: str | Sequence[str], timeout: Optional[float] = DEFAULT_TIMEOUT,
                  probe_info: bool = True) -> None:
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if isinstance(command, str):
+            try:
+                self.argv = shlex.split(command)
+            except ValueError as exc:
+                raise SetupError(f"cannot parse the evaluator command {command!r}: {exc}"
+                                 ) from None
+        else:
+            self.argv = list(command)
         if not self.argv:
             raise SetupError("an evaluator command cannot be empty")
         self.command = command if isinstance(command, str) else shlex.join(command)
         self.timeout = timeout
-        self.info: Optional[dict[str, Any]] = None
-        self.stat_names: Optional[Tuple[str, ...]] = None
+        self.info: Optional[Dict[str, Any]] = None
+        self._stat_names: Optional[Tuple[str, ...]] = None
         self._start()
+        self._info = _ASKED if probe_info else _UNDESCRIBED
         if probe_info:
-            self._probe_info()
+            self._write(["INFO\n"])
+
+    # -- what the evaluator says of itself ----------------------------------------
+
+    @property
+    def stat_names(self) -> Optional[Tuple[str, ...]]:
+        self._described()
+        return self._stat_names
 
     @property
     def name(self) -> str:
+        self._described()
         return self.info["name"] if self.info else self.command
 
     @property
     def higher_is_better(self) -> bool:
+        self._described()
         return bool(self.info["higher_is_better"]) if self.info else True
 
     def signature(self) -> str:
+        self._described()
         return self.info["signature"] if self.info else f"command:{self.command}"
+
+    def _described(self) -> None:
+        """Take the reply to INFO, if it is still awaited (see the class docstring)."""
+        if self._info != _ASKED:
+            return
+        wait = INFO_WAIT if self.timeout is None else min(self.timeout, INFO_WAIT)
+        try:
+            line = self._next_line(wait)
+        except queue.Empty:
+            self._info = _LATE
+            return
+        if line is None:  # it exited on INFO: start afresh without it
+            self._restart_without_info("it exited when asked for INFO")
+        elif isinstance(line, LineTooLong):
+            self._fail(f"its reply to INFO is longer than {MAX_LINE_BYTES >> 20} MiB")
+        else:
+            self._take_info(_decode(line))
+
+    def _take_info(self, text: str) -> None:
+        """The reply to INFO: a description, or a refusal (an ERROR line)."""
+        text = text.strip()
+        if text.startswith("ERROR"):
+            self._info, self._may_restart = _UNDESCRIBED, True
+            self._warn_undescribed(f"it answered INFO with {shorten(text, 100)}")
+            return
+        self.info = self._checked_info(text)
+        self._stat_names = tuple(self.info["stats"])
+        self._info = _DESCRIBED
+
+    def _checked_info(self, text: str) -> Dict[str, Any]:
+        try:
+            info = json.loads(text)
+        except (ValueError, RecursionError):
+            info = None
+        problem = _info_problem(info)
+        if problem:
+            self._fail(f"its reply to INFO, {shorten(text, 200)}, is not a description: "
+                       f"{problem}; expected a JSON object with 'name', 'stats', "
+                       f"'higher_is_better' and 'signature', or an ERROR line")
+        return info
+
+    def _restart_without_info(self, reason: str) -> None:
+        self.terminate()
+        self._start()
+        self._info, self._may_restart = _UNDESCRIBED, False
+        self._warn_undescribed(reason)
+
+    def _warn_undescribed(self, reason: str) -> None:
+        warnings.warn(EvaluatorWarning(
+            f"evaluator {self.command!r} did not describe itself ({reason}): its "
+            f"statistics are named stat1, stat2, ... and its signature is its command line"))
+
+    # -- the Evaluator interface --------------------------------------------------
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row per item; requests are pipelined, replies checked in order."""
@@ -120,21 +208,31 @@ class EvaluatorProcess(ClosedOnExit):
         return self
 
     def close(self) -> None:
-        """End input and check that the evaluator exits cleanly with nothing left unsaid."""
+        """End input and check that the evaluator exits cleanly with nothing left unsaid.
+        The wait for its exit is bounded whatever the timeout; once it has exited,
+        anything it left running (a background child holding its output open) is
+        killed with its group."""
+        self._described()
         self._close_stdin()
+        status = processes.exit_status(self._process, _EXIT_GRACE_SECONDS)
+        if status is None:
+            self._fail(f"it did not exit within {_EXIT_GRACE_SECONDS:g} s after the end of "
+                       f"its input")
+        processes.kill_group(self._process)
+        self._process.wait()
         try:
-            extra = self._next_line()
+            extra = self._next_line(_EXIT_GRACE_SECONDS)
         except queue.Empty:
-            self._fail("it did not exit after the end of its input")
+            extra = None  # its output is held open by nothing that is still running
         if extra is not None:
-            self._fail(f"it printed a line no request asked for: {shorten(_decode(extra))}")
-        status = self._process.wait()
+            shown = shorten(_decode(extra)) if isinstance(extra, bytes) else "a huge line"
+            self._fail(f"it printed a line no request asked for: {shown}")
         if status != 0:
             self._fail("it exited with a non-zero status at the end of its input")
 
     def terminate(self) -> None:
         """Stop the evaluator and anything it started, and reap it (on errors and Ctrl-C)."""
-        launch.kill_group(self._process)
+        processes.kill_group(self._process)
         self._process.wait()
         self._close_stdin()
 
@@ -142,14 +240,15 @@ class EvaluatorProcess(ClosedOnExit):
 
     def _start(self) -> None:
         try:
-            self._process = launch.take(self.argv) or launch.spawn(self.argv)
+            self._process = processes.take(self.argv) or processes.spawn(self.argv)
         except OSError as exc:
             problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
             raise EvaluatorError(
                 f"cannot start evaluator {self.command!r}: {problem}: {self.argv[0]!r}") from None
         self._sent = 0
-        self._replies: queue.Queue[Optional[List[bytes]]] = queue.Queue()
-        self._received: Deque[bytes] = deque()
+        self._may_restart = False
+        self._replies: queue.Queue[Optional[List[Reply]]] = queue.Queue()
+        self._received: Deque[Reply] = deque()
         self._ended = False
         self._stderr_tail = b""
         # Each thread is bound to this process's stream (and queue): after a restart,
@@ -161,35 +260,24 @@ class EvaluatorProcess(ClosedOnExit):
         self._reader.start()
         self._drainer.start()
 
-    def _probe_info(self) -> None:
-        self._write(["INFO\n"])
-        try:
-            line = self._next_line()
-        except queue.Empty:
-            line = None
-        if line is None:
-            # It does not know INFO, and stopped or ignored it: start afresh without asking.
-            self.terminate()
-            self._start()
-            return
-        try:
-            info = json.loads(line)
-        except ValueError:
-            return
-        if isinstance(info, dict) and isinstance(info.get("stats"), list):
-            self.info = info
-            self.stat_names = tuple(str(name) for name in info["stats"])
-
     def _pipelined(self, lines: Sequence[str], kind: str) -> Tuple[List[str], int]:
         """Send request lines from a writer thread while collecting the replies in
         order, so throughput is not bounded by round trips; (replies, the number of
-        the first request)."""
-        first_request = self._sent + 1
-        writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
-        writer.start()
-        replies = self._replies_to(first_request, len(lines), kind)
-        writer.join()
-        return replies, first_request
+        the first request). An evaluator that turned out to have exited on INFO is
+        started again without it, and the lines are sent again."""
+        self._described()
+        while True:
+            first_request = self._sent + 1
+            writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
+            writer.start()
+            try:
+                replies = self._replies_to(first_request, len(lines), kind)
+            except _ExitedOnInfo:
+                writer.join()
+                self._restart_without_info("it exited after its reply to INFO")
+                continue
+            writer.join()
+            return replies, first_request
 
     def _write(self, lines: Sequence[str]) -> None:
         """Send request lines; a dead evaluator is reported by the reply reader."""
@@ -202,18 +290,18 @@ class EvaluatorProcess(ClosedOnExit):
         except (BrokenPipeError, ValueError, OSError):
             pass
 
-    def _next_line(self) -> Optional[bytes]:
+    def _next_line(self, wait: Optional[float]) -> Optional[Reply]:
         """The next line the evaluator wrote, or None once its output has ended; raises
-        queue.Empty after the timeout."""
-        lines = self._take_lines(1)
+        queue.Empty after `wait` seconds."""
+        lines = self._take_lines(1, wait)
         return lines[0] if lines else None
 
-    def _take_lines(self, most: int) -> List[bytes]:
+    def _take_lines(self, most: int, wait: Optional[float]) -> List[Reply]:
         """Up to `most` of the lines the evaluator wrote, waiting only while none is at
-        hand; [] once its output has ended; raises queue.Empty after the timeout. Lines
-        come from the reader a batch at a time."""
+        hand; [] once its output has ended; raises queue.Empty after `wait` seconds.
+        Lines come from the reader a batch at a time."""
         while not self._received and not self._ended:
-            batch = self._replies.get(timeout=self.timeout)
+            batch = self._replies.get(timeout=wait)
             if batch is None:
                 self._ended = True
             else:
@@ -244,13 +332,24 @@ class EvaluatorProcess(ClosedOnExit):
         while len(replies) < count:
             number = first_request + len(replies)
             try:
-                lines = self._take_lines(count - len(replies))
+                lines = self._take_lines(count - len(replies), self.timeout)
             except queue.Empty:
                 self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s",
                            item=len(replies))
             if not lines:
+                if self._may_restart and not replies:
+                    raise _ExitedOnInfo()
                 self._fail(f"it exited before replying to request {number} ({kind})",
                            exiting=True, item=len(replies))
+            if self._info == _LATE:
+                lines = self._late_info(lines)
+                if not lines:
+                    continue
+            self._may_restart = False
+            for offset, line in enumerate(lines):
+                if isinstance(line, LineTooLong):
+                    self._fail(f"its reply to request {number + offset} ({kind}) is longer "
+                               f"than {MAX_LINE_BYTES >> 20} MiB", item=len(replies) + offset)
             text = _decode(b"\n".join(lines))
             if "ERROR" in text:
                 for offset, line in enumerate(map(str.strip, text.split("\n"))):
@@ -259,6 +358,18 @@ class EvaluatorProcess(ClosedOnExit):
                                    f"{shorten(line, 300)}", item=len(replies) + offset)
             replies += text.split("\n")
         return replies
+
+    def _late_info(self, lines: List[Reply]) -> List[Reply]:
+        """The first line after an unanswered INFO: the late reply to INFO (taken, and
+        left out of the replies), or already the reply to the next request."""
+        self._info = _UNDESCRIBED
+        first = lines[0]
+        text = _decode(first).strip() if isinstance(first, bytes) else ""
+        if text.startswith(("{", "ERROR")):
+            self._take_info(text)
+            return lines[1:]
+        self._warn_undescribed("it did not answer INFO")
+        return lines
 
     def _rows(self, replies: List[str], first_request: int, kind: str) -> np.ndarray:
         """The numbers of SCORE replies (a row of stats each) or EVAL replies (one
@@ -281,7 +392,7 @@ class EvaluatorProcess(ClosedOnExit):
         if self.stat_names is None:
             if not values:
                 self._fail(f"the reply to request {number} (SCORE) is empty", item=item)
-            self.stat_names = tuple(f"stat{i}" for i in range(1, len(values) + 1))
+            self._stat_names = tuple(f"stat{i}" for i in range(1, len(values) + 1))
         if len(values) != len(self.stat_names):
             self._fail(f"the reply to request {number} (SCORE) has {len(values)} numbers, "
                        f"expected {len(self.stat_names)}", item=item)
@@ -312,6 +423,21 @@ class EvaluatorProcess(ClosedOnExit):
         raise EvaluatorError(
             f"evaluator {self.command!r} failed: {problem}; {state}; "
             f"stderr: {tail[-500:] if tail else '(empty)'}", item)
+
+
+def _info_problem(info: Any) -> Optional[str]:
+    """What is wrong with a parsed INFO reply, or None."""
+    if not isinstance(info, dict):
+        return "it is not a JSON object"
+    stats = info.get("stats")
+    if not isinstance(stats, list) or not stats or not all(
+            isinstance(name, str) and name for name in stats):
+        return "'stats' is not a non-empty list of stat names"
+    for key, kind, what in (("name", str, "a string"), ("signature", str, "a string"),
+                            ("higher_is_better", bool, "true or false")):
+        if not isinstance(info.get(key), kind):
+            return f"{key!r} is not {what}"
+    return None
 
 
 def _read_replies(stdout: BinaryIO, replies: queue.Queue) -> None:

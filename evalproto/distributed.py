@@ -11,6 +11,8 @@ Dask is optional: `pip install 'evalproto[dask]'`.
 
 from __future__ import annotations
 
+import logging
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -21,6 +23,7 @@ from evalproto import lmreport
 from evalproto.errors import EvalprotoError, SetupError
 from evalproto.items import Item
 from evalproto.pool import contiguous_ranges
+from evalproto.processes import interrupts_ignored
 from evalproto.resampling import column_sums
 from evalproto.readers import (
     check_inputs,
@@ -35,6 +38,8 @@ from evalproto.readers import (
 from evalproto.scoring import MetricTable, StatsSource, stats_tables
 from evalproto.sources import MetricSpec
 
+ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+(:[0-9]+)?/?\Z", re.IGNORECASE)
+"""A scheduler address as Dask takes it: tcp://host:8786, host:8786, tls://host, ..."""
 PARTITIONS_PER_WORKER = 4
 CONNECT_TIMEOUT = 10
 
@@ -135,14 +140,17 @@ def item_rows(items: List[Item], spec: MetricSpec, timeout: Optional[float]) -> 
 # every large numpy array is mapped and faulted in anew: BLEU ran 30-50% slower on a
 # worker, and so did an -e evaluator, which inherits the worker's environment.
 UNTRIMMED = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+# Workers log tasks cancelled on Ctrl-C as warnings, on the user's terminal.
+QUIET = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "error"}
 
 
 def local_cluster(workers: int) -> Any:
-    """A LocalCluster of single-threaded worker processes with glibc's default trimming."""
+    """A LocalCluster of single-threaded worker processes with glibc's default trimming,
+    which log only errors."""
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set(UNTRIMMED):  # read by the nannies as they are made
+    with dask.config.set({**UNTRIMMED, **QUIET}):  # read by the nannies as they are made
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=":0")
 
@@ -155,16 +163,22 @@ def connect(scheduler: str) -> Iterator[Any]:
         from dask.distributed import Client
     except ImportError:
         raise SetupError("--scheduler needs Dask: pip install 'evalproto[dask]'") from None
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # no log lines on Ctrl-C
     if scheduler == "local" or scheduler.startswith("local:"):
         count = scheduler.partition(":")[2] or "2"
         if not count.isdigit() or int(count) < 1:
             raise SetupError(f"--scheduler local:N needs a number of workers, got {scheduler!r}")
-        with local_cluster(int(count)) as cluster, Client(cluster) as client:
+        with interrupts_ignored():
+            cluster = local_cluster(int(count))
+        with cluster, Client(cluster) as client:
             yield client
         return
+    if not ADDRESS.match(scheduler):
+        raise SetupError(f"--scheduler takes a scheduler's address, such as tcp://host:8786 or "
+                         f"host:8786, or local[:N] for N local workers; got {scheduler!r}")
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-    except OSError as exc:
+    except (OSError, ValueError, TimeoutError) as exc:
         raise SetupError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
     with client:
         yield client

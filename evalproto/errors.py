@@ -50,3 +50,8 @@ class EvaluatorError(EvalprotoError):
 
 class SetupError(EvalprotoError):
     """An evaluator that cannot be built as specified, e.g. a missing optional extra."""
+
+
+class EvaluatorWarning(UserWarning):
+    """Something a user should know about an evaluator that still gave numbers, e.g. one
+    that did not describe itself."""

@@ -18,9 +18,9 @@ import atexit
 import os
 import shlex
 import signal
-import subprocess
 import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+import warnings
+from typing import Dict, List, Sequence, Tuple
 
 METRIC_FLAGS = {"-m": "metric", "--metric": "metric", "-e": "evaluator", "--evaluator": "evaluator"}
 _JOBS_FLAGS = ("-j", "--jobs")
@@ -28,22 +28,6 @@ _JOBS_FLAGS = ("-j", "--jobs")
 # printing help) the head start would be wasted.
 _COMMANDS = ("corpus-score", "stats")
 _NOT_LOCAL = ("--scheduler", "-h", "--help")
-
-_started: Dict[Tuple[str, ...], List[subprocess.Popen]] = {}
-
-
-def spawn(argv: Sequence[str]) -> subprocess.Popen:
-    """Start an evaluator with its three pipes, in its own process group so that a shell
-    wrapper's children go with it."""
-    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-
-
-def take(argv: Sequence[str]) -> Optional[subprocess.Popen]:
-    """A process started ahead for exactly this command line, if one is waiting."""
-    waiting = _started.get(tuple(argv))
-    return waiting.pop() if waiting else None
-
 
 def option_values(args: Sequence[str], flags: Dict[str, str]) -> List[Tuple[str, str]]:
     """(flags[flag], value) for each use of one of `flags`, in command-line order, in any
@@ -67,40 +51,62 @@ def head_start(args: Sequence[str]) -> None:
     words = [word.partition("=")[0] for word in args]
     if not args or args[0] not in _COMMANDS or any(word in _NOT_LOCAL for word in words):
         return
+    from evalproto import processes
+
     jobs = [value for _, value in option_values(args, dict.fromkeys(_JOBS_FLAGS, "jobs"))]
     copies = int(jobs[-1]) if jobs and jobs[-1].isdigit() else 1
     for kind, command in option_values(args, METRIC_FLAGS):
         try:
             argv = tuple(shlex.split(command)) if kind == "evaluator" else ()
             for _ in range(copies if argv else 0):
-                process = spawn(argv)
-                _started.setdefault(argv, []).append(process)
+                processes.start_ahead(argv)
         except (OSError, ValueError):
             continue
 
 
-def kill_group(process: subprocess.Popen) -> None:
-    """Kill an evaluator and anything it started."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
-
-
-def _kill_untaken() -> None:
-    for processes in _started.values():
-        for process in processes:
-            kill_group(process)
-            process.wait()
-            for pipe in (process.stdin, process.stdout, process.stderr):
-                pipe.close()
-    _started.clear()
-
-
 def main() -> None:
-    """Run the `evalproto` command."""
-    atexit.register(_kill_untaken)
-    head_start(sys.argv[1:])
-    from evalproto.cli import main as cli_main
+    """Run the `evalproto` command. Ctrl-C or SIGTERM at any moment, imports included,
+    ends it with one "Aborted!" line and exit status 1: the first signal interrupts,
+    and further ones are ignored while the run cleans up after itself."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    warnings.showwarning = _show_warning
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is shown escaped
+        stream.reconfigure(errors="backslashreplace")
+    try:
+        from evalproto import processes
 
-    cli_main(prog_name="evalproto")
+        atexit.register(processes.end_untaken)
+        head_start(sys.argv[1:])
+        from evalproto.cli import main as cli_main
+
+        cli_main(prog_name="evalproto")
+    except (Interrupted, KeyboardInterrupt):
+        sys.stderr.write("Aborted!\n")
+        sys.stderr.flush()
+        sys.exit(1)
+    except Exception as exc:  # a bug: one line that says so, unless asked for the trace
+        if os.environ.get("EVALPROTO_TRACEBACK"):
+            raise
+        sys.stderr.write(f"Error: internal error ({type(exc).__name__}: {exc}). This is a bug "
+                         f"in evalproto: please report it with the command line (set "
+                         f"EVALPROTO_TRACEBACK=1 to see where it happened).\n")
+        sys.exit(1)
+
+
+class Interrupted(BaseException):
+    """Ctrl-C or SIGTERM. Not a KeyboardInterrupt, which click would report with an
+    extra blank line: it unwinds every `with` and `finally` (evaluators are killed,
+    temporary files removed) up to `main`, which prints the one line."""
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Interrupted()
+
+
+def _show_warning(message: Warning | str, category: type, filename: str, lineno: int,
+                  file: object = None, line: object = None) -> None:
+    """Warnings as one line on stderr, like errors; never a source line."""
+    sys.stderr.write(f"Warning: {message}\n")

@@ -19,6 +19,7 @@ import numpy as np
 
 from evalproto.client import ClosedOnExit
 from evalproto.errors import EvalprotoError
+from evalproto.processes import interrupts_ignored
 from evalproto.items import Item
 from evalproto.scoring import StatsSource
 
@@ -70,8 +71,11 @@ class EvaluatorPool(ClosedOnExit):
         if spec.kind == "evaluator":
             self._copies += [spec.build(timeout) for _ in range(jobs - 1)]
         else:  # spawned workers build their own: nothing unpicklable crosses
-            self._processes = multiprocessing.get_context("spawn").Pool(
-                jobs, initializer=_start_worker, initargs=(spec,))
+            # Workers start with Ctrl-C ignored (the setting is inherited): the terminal
+            # sends it to them too, and the parent alone must stop them, quietly.
+            with interrupts_ignored():
+                self._processes = multiprocessing.get_context("spawn").Pool(
+                    jobs, initializer=_start_worker, initargs=(spec,))
         primary = self._copies[0]
         self.stat_names: Optional[Tuple[str, ...]] = primary.stat_names
         self.higher_is_better: bool = primary.higher_is_better

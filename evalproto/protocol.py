@@ -107,19 +107,44 @@ def parse_rows(lines: Sequence[str], width: int) -> Optional[np.ndarray]:
     return values.reshape(len(lines), width) if np.isfinite(values).all() else None
 
 
-def arrived_lines(stream: BinaryIO) -> Iterator[List[bytes]]:
+MAX_LINE_BYTES = 64 << 20
+"""The longest request or reply line either end reads (64 MiB). A peer that writes
+without a line end would otherwise make the other buffer without bound."""
+
+
+class LineTooLong:
+    """Stands in a batch for a line that passed MAX_LINE_BYTES; the rest of that line, up
+    to its end, is skipped, so that the stream stays in step."""
+
+    def __repr__(self) -> str:
+        return f"<a line longer than {MAX_LINE_BYTES} bytes>"
+
+
+def arrived_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES
+                  ) -> Iterator[List[Union[bytes, LineTooLong]]]:
     """The complete lines that have arrived in a pipe, a batch at a time, without their
     newlines; it waits for input only when no complete line is left, and a last line
     may lack its newline. The pieces of a long line are joined once, when its end
-    arrives."""
+    arrives; a line longer than `limit` becomes a LineTooLong."""
     pending: List[bytes] = []
+    held = 0  # bytes in pending
+    skipping = False  # inside a line that was too long
     while chunk := stream.read1(_READ_SIZE):
+        if skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                continue
+            chunk, skipping = chunk[end + 1:], False
         if b"\n" not in chunk:
             pending.append(chunk)
+            held += len(chunk)
+            if held > limit:
+                pending, held, skipping = [], 0, True
+                yield [LineTooLong()]
             continue
         *lines, rest = b"".join([*pending, chunk]).split(b"\n")
-        pending = [rest] if rest else []
-        yield lines
+        pending, held = ([rest], len(rest)) if rest else ([], 0)
+        yield [LineTooLong() if len(line) > limit else line for line in lines]
     if pending:
         yield [b"".join(pending)]
 

@@ -22,7 +22,9 @@ import click
 
 from evalproto.errors import EvalprotoError
 from evalproto.protocol import (
+    MAX_LINE_BYTES,
     EvalRequest,
+    LineTooLong,
     Request,
     RequestError,
     ScoreRequest,
@@ -38,8 +40,11 @@ if TYPE_CHECKING:
     from evalproto.evaluator import Evaluator
 
 
-def _parse_line(line: bytes) -> Request:
+def _parse_line(line: Union[bytes, LineTooLong]) -> Request:
     """One raw request line as a request; raises RequestError for a bad one."""
+    if isinstance(line, LineTooLong):
+        raise RequestError(f"request is longer than {MAX_LINE_BYTES >> 20} MiB; it was "
+                           f"skipped to its end")
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -58,7 +63,7 @@ def _answer(evaluator: Evaluator, request: Request) -> str:
     return json.dumps(evaluator.info(), ensure_ascii=False) + "\n"
 
 
-def _replies(evaluator: Evaluator, lines: List[bytes]) -> Iterator[Union[str, Exception]]:
+def _replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]) -> Iterator[Union[str, Exception]]:
     """The reply to each line, or the exception that stands in for it. The SCOREs are
     computed together (`stats_many`, which a metric may do in bulk); if that fails,
     each is computed alone, so that the failure is pinned to its request."""

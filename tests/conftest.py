@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import List, Union
 
@@ -103,3 +104,30 @@ def script(name: str) -> str:
 @pytest.fixture
 def bleu_evaluator() -> List[str]:
     return [script("bleu-evaluator")]
+
+
+def process_state(pid: int) -> str:
+    """'gone', 'zombie' or 'running'."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
+    return "zombie" if state in ("Z", "X") else "running"
+
+
+def assert_ends(pid: int, seconds: float = 20.0) -> None:
+    """Wait until the process has ended (gone, or a zombie whose parent has not reaped
+    it yet): a killed process takes a moment to stop, longer on a busy machine."""
+    deadline = time.monotonic() + seconds
+    while process_state(pid) == "running":
+        assert time.monotonic() < deadline, f"process {pid} is still running after {seconds} s"
+        time.sleep(0.05)
+
+
+def wait_for_file(path: Path, seconds: float = 20.0) -> int:
+    """The number a process wrote into `path`, once it has written it."""
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.read_text()):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+    return int(path.read_text())

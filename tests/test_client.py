@@ -1,12 +1,18 @@
 """EvaluatorProcess against well-behaved and broken evaluators."""
 
+import re
 import sys
+import time
 
 import numpy as np
 import pytest
 
-from conftest import DE_EN_HYP, DE_EN_REFS, fake, read_lines, run_cli, script
-from evalproto import EvaluatorError, EvaluatorProcess, InputError
+from conftest import (
+    DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, read_lines, run_cli, script,
+    wait_for_file,
+)
+from evalproto import EvaluatorError, EvaluatorProcess, InputError, client
+from evalproto.errors import EvaluatorWarning
 from evaluators.bleu import BLEU
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
@@ -39,7 +45,7 @@ def test_an_evaluator_that_exits_on_info_is_restarted_without_it(tmp_path):
         assert process.stats_many(ITEMS).shape == (3, 3)
 
 
-def test_an_evaluator_that_ignores_info_is_restarted_without_it(tmp_path):
+def test_an_evaluator_that_ignores_info_is_used_without_it(tmp_path):
     with EvaluatorProcess(fake(tmp_path, on_unknown="continue"), timeout=1) as process:
         assert process.info is None
         assert process.stats_many(ITEMS).tolist()[0] == [1, 3, 2]
@@ -129,3 +135,104 @@ def test_corpus_score_reports_the_fault_without_a_traceback(tmp_path):
     assert f"evaluator {command!r} failed" in result.output
     assert "request 3 (SCORE)" in result.output and "exit status 5" in result.output
     assert "died here" in result.output and "Traceback" not in result.output
+
+
+INFO_REPLY = ('print(json.dumps({"name": "fake", "stats": ["one", "ref_words", "hyp_words"], '
+              '"higher_is_better": True, "signature": "fake:1"}), flush=True); continue')
+
+
+def describing(directory, startup=""):
+    return fake(directory, startup="import json; " + startup, on_unknown=INFO_REPLY)
+
+
+def test_an_evaluator_that_answers_info_is_described(tmp_path):
+    with EvaluatorProcess(describing(tmp_path), timeout=10) as process:
+        assert process.stat_names == ("one", "ref_words", "hyp_words")
+        assert process.signature() == "fake:1" and process.name == "fake"
+        assert process.stats_many(ITEMS).tolist()[2] == [1, 1, 3]
+
+
+def test_an_evaluator_that_answers_info_the_protocols_way_is_restarted(tmp_path):
+    """ERROR and exit 1, as every evaluator built on evalproto does without --keep-going."""
+    command = fake(tmp_path, on_unknown='print("ERROR unknown command", flush=True); sys.exit(1)')
+    with pytest.warns(EvaluatorWarning, match="did not describe itself .it answered INFO with "
+                                              "'ERROR unknown command'"):
+        with EvaluatorProcess(command, timeout=10) as process:
+            assert process.stats_many(ITEMS).tolist() == [[1, 3, 2], [1, 2, 1], [1, 1, 3]]
+            assert process.stat_names == ("stat1", "stat2", "stat3")
+
+
+def test_a_slow_start_is_not_mistaken_for_ignoring_info(tmp_path, monkeypatch):
+    """Its late reply to INFO comes first, and is taken as the description: the signature
+    and stat names are the evaluator's own, not made up."""
+    monkeypatch.setattr(client, "INFO_WAIT", 0.3)
+    with EvaluatorProcess(describing(tmp_path, "time.sleep(2)"), timeout=20) as process:
+        rows = process.stats_many(ITEMS)
+        assert process.signature() == "fake:1"
+        assert process.stat_names == ("one", "ref_words", "hyp_words")
+    assert rows.tolist() == [[1, 3, 2], [1, 2, 1], [1, 1, 3]]
+
+
+def test_copies_that_ignore_info_cost_one_wait_together_not_one_each(tmp_path):
+    command = fake(tmp_path, on_unknown="continue")
+    started = time.monotonic()
+    with pytest.warns(EvaluatorWarning, match="it did not answer INFO"):
+        result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "-j", "3",
+                         "--timeout", "2", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started < 5.0  # three waits in turn would take 6 s
+    assert json_rows(result.output)[0]["signature"] == f"nrefs:2|command:{command}"
+
+
+@pytest.mark.parametrize("reply, problem", [
+    ('{"stats": 5}', "'stats' is not a non-empty list of stat names"),
+    ('{"stats": ["a"], "name": "x", "signature": 3, "higher_is_better": true}',
+     "'signature' is not a string"),
+    ("[1, 2]", "it is not a JSON object"),
+    ("1 2 3", "it is not a JSON object"),
+    ('{"stats": ' * 100000, "it is not a JSON object"),
+])
+def test_a_malformed_info_reply_is_one_clear_error(tmp_path, reply, problem):
+    command = fake(tmp_path, on_unknown=f"reply = {reply!r}")
+    with pytest.raises(EvaluatorError, match="its reply to INFO, .* is not a description: "
+                                             + re.escape(problem)):
+        with EvaluatorProcess(command, timeout=10) as process:
+            process.stats_many(ITEMS)
+
+
+def test_a_reply_line_without_end_is_capped(tmp_path):
+    command = fake(tmp_path, 'sys.stdout.write("1" * 70_000_000); sys.stdout.flush(); '
+                             'time.sleep(60)')
+    with pytest.raises(EvaluatorError, match=r"its reply to request 3 \(SCORE\) is longer than "
+                                             r"64 MiB"):
+        with EvaluatorProcess(command, timeout=30) as process:
+            process.stats_many(ITEMS)
+
+
+@pytest.mark.parametrize("timeout", [10, None])
+def test_a_background_child_holding_the_output_open_is_killed_at_the_end(tmp_path, timeout,
+                                                                         monkeypatch):
+    """A wrapper that exits cleanly while its background child keeps its stdout open:
+    the run ends (also with no timeout), and the child goes with the group."""
+    pid_file = tmp_path / "child.pid"
+    monkeypatch.setenv("PID_FILE", str(pid_file))
+    startup = ('child = subprocess.Popen(["sleep", "300"]); '
+               'open(os.environ["PID_FILE"], "w").write(str(child.pid))')
+    with EvaluatorProcess(fake(tmp_path, startup=startup), timeout=timeout) as process:
+        assert process.stats_many(ITEMS).shape == (3, 3)
+    child = wait_for_file(pid_file)
+    assert_ends(child)
+
+
+def test_an_evaluator_that_does_not_exit_at_the_end_of_its_input_is_killed(tmp_path):
+    lingering = tmp_path / "lingering.py"
+    lingering.write_text("import sys, time\n"
+                         "for line in sys.stdin:\n"
+                         "    print('1 2', flush=True)\n"
+                         "time.sleep(300)\n")
+    process = EvaluatorProcess([sys.executable, str(lingering)], timeout=10, probe_info=False)
+    assert process.stats_many(ITEMS).shape == (3, 2)
+    with pytest.raises(EvaluatorError, match="it did not exit within 5 s after the end of its "
+                                             "input; still running, killed by evalproto"):
+        process.close()
+    assert_ends(process._process.pid)

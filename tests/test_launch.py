@@ -9,18 +9,18 @@ import sys
 import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, script
-from evalproto import EvaluatorProcess, launch
+from evalproto import EvaluatorProcess, launch, processes
 from evalproto.launch import METRIC_FLAGS, head_start, option_values
 
 
 @pytest.fixture(autouse=True)
 def no_head_start_left():
     yield
-    launch._kill_untaken()
+    processes.end_untaken()
 
 
 def waiting(command):
-    return launch._started.get(tuple(command.split()), [])
+    return processes._started.get(tuple(command.split()), [])
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -60,19 +60,19 @@ def test_jobs_start_as_many_copies():
 def test_no_head_start_where_the_run_would_not_use_it(args):
     command = script("bleu-evaluator")
     head_start([command if word == "CMD" else word for word in args])
-    assert launch._started == {}
+    assert processes._started == {}
 
 
 def test_a_command_that_cannot_start_is_left_for_the_run_to_report():
     head_start(["corpus-score", "r", "h", "-e", "no-such-evaluator-here", "-e", "'unclosed"])
-    assert launch._started == {}
+    assert processes._started == {}
 
 
 def test_untaken_head_starts_are_killed():
     head_start(["corpus-score", "r", "h", "-e", "sleep 60"])
     (started,) = waiting("sleep 60")
-    launch._kill_untaken()
-    assert started.poll() is not None and launch._started == {}
+    processes.end_untaken()
+    assert started.poll() is not None and processes._started == {}
 
 
 def test_the_entry_point_starts_evaluators_before_importing_numpy_or_click():

@@ -11,33 +11,20 @@ from pathlib import Path
 import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
 
-from conftest import DE_EN_HYP, DE_EN_REFS, fake, json_rows, read_lines, run_cli
+from conftest import (
+    DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, process_state, read_lines, run_cli,
+    wait_for_file,
+)
 from evalproto import EvaluatorError, EvaluatorProcess
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
 WRITE_PID = 'open(os.environ["PID_FILE"], "w").write(str(os.getpid()))'
 
 
-def process_state(pid):
-    """'gone', 'zombie' or 'running'."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return "gone"
-    return "zombie" if state in ("Z", "X") else "running"
-
-
-def wait_for_file(path, seconds=20.0):
-    deadline = time.monotonic() + seconds
-    while not (path.exists() and path.read_text()):
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
-    return int(path.read_text())
-
-
 def test_output_before_the_first_request_is_caught(tmp_path):
     command = fake(tmp_path, startup='print("Loading model... done", flush=True)')
-    with pytest.raises(EvaluatorError, match=r"request 2 \(SCORE\) was answered 'ERROR unknown"):
+    with pytest.raises(EvaluatorError, match=r"its reply to INFO, 'Loading model... done', is not "
+                                             r"a description"):
         with EvaluatorProcess(command, timeout=5) as process:
             process.stats_many(ITEMS)
 
@@ -50,8 +37,8 @@ def test_a_failed_evaluator_leaves_no_orphaned_children(tmp_path, monkeypatch):
     with pytest.raises(EvaluatorError, match="no reply to request 3"):
         with EvaluatorProcess(fake(tmp_path, spawn), timeout=2) as process:
             process.stats_many(ITEMS)
-    assert process_state(process._process.pid) == "gone"
-    assert process_state(wait_for_file(pid_file)) != "running"
+    assert process_state(process._process.pid) == "gone"  # reaped by terminate()
+    assert_ends(wait_for_file(pid_file))
 
 
 FAULTS = {
@@ -76,25 +63,58 @@ def test_corpus_score_names_command_request_status_and_stderr(tmp_path, monkeypa
     assert f"evaluator {command!r} failed" in result.output
     assert problem in result.output and f"stderr: {stderr_tail}" in result.output
     assert "request 3" in result.output and "Traceback" not in result.output
-    assert process_state(wait_for_file(tmp_path / "evaluator.pid")) == "gone"
+    assert_ends(wait_for_file(tmp_path / "evaluator.pid"))
     assert not (tmp_path / "scores.json").exists()
 
 
-def test_ctrl_c_ends_the_evaluators(tmp_path):
+SIGNAL_CASES = [
+    # (how the signal is sent, extra arguments, seconds after the evaluator started)
+    ("SIGINT to the job", ["-m", "ter", "-j", "2"], 0.0),
+    ("SIGINT to the job", ["-m", "ter", "-j", "2"], 0.4),
+    ("SIGINT to the job", ["-m", "bleu"], 0.0),
+    ("SIGINT to the client", ["-m", "bleu"], 0.5),
+    ("SIGTERM to the client", ["-m", "ter", "-j", "2"], 0.3),
+    ("SIGINT to the job", ["-m", "bleu", "--scheduler", "local:2"], 0.5),
+    ("SIGTERM to the client", ["-m", "bleu", "--scheduler", "local:2"], 1.0),
+]
+
+
+@pytest.mark.parametrize("how, args, delay", SIGNAL_CASES)
+def test_ctrl_c_or_sigterm_ends_the_run_with_one_line_and_nothing_left(tmp_path, how, args,
+                                                                      delay):
+    """A terminal's Ctrl-C reaches every process of the job (-j workers, Dask workers);
+    SIGTERM only the client. Either way: one "Aborted!" line, exit 1, no traceback from
+    any process, no leaked semaphore, and no process of the job left running."""
     pid_file = tmp_path / "evaluator.pid"
-    command = fake(tmp_path, "time.sleep(60)", startup=WRITE_PID)
+    describe = ('print(\'{"name": "f", "stats": ["a", "b", "c"], "higher_is_better": true, '
+                '"signature": "f"}\', flush=True); continue')
+    command = fake(tmp_path, "time.sleep(300)", startup=WRITE_PID, when="True",
+                   on_unknown=describe)
     client = subprocess.Popen(
-        [sys.executable, "-m", "evalproto", "corpus-score", *DE_EN_REFS, DE_EN_HYP,
+        [sys.executable, "-m", "evalproto", "corpus-score", *DE_EN_REFS, DE_EN_HYP, *args,
          "-e", command, "--timeout", "0"],
         env={**os.environ, "PID_FILE": str(pid_file)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE)
-    evaluator = wait_for_file(pid_file)
-    time.sleep(0.5)  # let it get to waiting for the reply that never comes
-    client.send_signal(signal.SIGINT)
-    stdout, stderr = client.communicate(timeout=20)
-    assert client.returncode == 1
-    assert stdout == b"" and b"Traceback" not in stderr and b"Aborted" in stderr
-    assert process_state(evaluator) != "running"
+        stderr=subprocess.PIPE, start_new_session=True)
+    wait_for_file(pid_file, seconds=60)  # the run is under way, its handlers set
+    time.sleep(delay)
+    if how == "SIGINT to the job":
+        os.killpg(client.pid, signal.SIGINT)
+    else:
+        client.send_signal(signal.SIGINT if how.startswith("SIGINT") else signal.SIGTERM)
+    stdout, stderr = client.communicate(timeout=60)
+    assert (client.returncode, stdout, stderr) == (1, b"", b"Aborted!\n")
+    assert_group_ends(client.pid)
+
+
+def assert_group_ends(group: int, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        left = subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True)
+        running = [pid for pid in left.stdout.split() if process_state(int(pid)) == "running"]
+        if not running:
+            return
+        assert time.monotonic() < deadline, f"processes {running} of the job are still running"
+        time.sleep(0.1)
 
 
 def test_a_closed_stdout_is_not_a_traceback():

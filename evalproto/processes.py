@@ -1,0 +1,105 @@
+"""Starting evaluator processes, and ending them with everything they started.
+
+Every evaluator runs in its own process group (its own session), so that a shell
+wrapper's children go with it: on failure or Ctrl-C the whole group is killed, and at
+a clean end anything the evaluator left running in the background is killed too, once
+the evaluator itself has exited. Processes may be started ahead of need (the `evalproto`
+command starts its -e evaluators before its own slow imports) and taken later by the
+code that needs them. Only the standard library is imported here, so that the head
+start comes before anything slow.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+_started: Dict[Tuple[str, ...], List[subprocess.Popen]] = {}
+_POLL_SECONDS = 0.01
+
+
+def spawn(argv: Sequence[str]) -> subprocess.Popen:
+    """Start an evaluator with its three pipes, in its own process group."""
+    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def start_ahead(argv: Sequence[str]) -> None:
+    """Start a process now for a later `take` of the same command line."""
+    process = spawn(argv)
+    _started.setdefault(tuple(argv), []).append(process)
+
+
+def take(argv: Sequence[str]) -> Optional[subprocess.Popen]:
+    """A process started ahead for exactly this command line, if one is waiting."""
+    waiting = _started.get(tuple(argv))
+    return waiting.pop() if waiting else None
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kill a process and everything in its group."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+def exit_status(process: subprocess.Popen, seconds: float) -> Optional[int]:
+    """Wait up to `seconds` for the process to exit, without reaping it (so that its
+    group can still be killed safely: an unreaped process keeps its id); its exit
+    status (negative for a signal), or None if it is still running."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already reaped
+            return process.returncode
+        if found is not None:
+            if found.si_code == os.CLD_EXITED:
+                return found.si_status
+            return -found.si_status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(_POLL_SECONDS)
+
+
+def end(process: subprocess.Popen) -> None:
+    """Kill the process's group and reap the process; close its pipes."""
+    kill_group(process)
+    process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def end_untaken() -> None:
+    """End every process started ahead that nobody took (the run failed, or did not
+    need it)."""
+    for processes in _started.values():
+        for process in processes:
+            end(process)
+    _started.clear()
+
+
+@contextmanager
+def interrupts_ignored() -> Iterator[None]:
+    """Ctrl-C ignored while worker processes are started: they inherit the setting. A
+    terminal sends Ctrl-C to every process of the job, and only the parent must act on
+    it (stopping the workers quietly). Signals can be set from the main thread only;
+    elsewhere the workers keep the default."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
