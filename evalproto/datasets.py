@@ -22,6 +22,16 @@ def read_jsonl(path: str) -> List[Tuple[int, Dict[str, Any]]]:
         return list(parse_jsonl(path, read_bytes(path)))
 
 
+def _id(value: Any, path: str, number: int, missing: str) -> str:
+    """An example's or a prediction's id, a string or a whole number, as a string."""
+    if value is None:
+        raise InputError(f"{path}: line {number}: {missing}")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f"{path}: line {number}: an id must be a string or a whole number, "
+                         f"found {type(value).__name__}")
+    return str(value)
+
+
 def _texts(value: Any, path: str, number: int, field: str) -> List[str]:
     """A string or a list of strings, as a list."""
     texts = [value] if isinstance(value, str) else value
@@ -40,9 +50,7 @@ def read_predictions(path: str, ids: Sequence[str], field: str) -> List[str]:
     """The prediction for every id, in the dataset's order."""
     predictions: Dict[str, str] = {}
     for number, row in read_jsonl(path):
-        if "id" not in row:
-            raise InputError(f"{path}: line {number}: a prediction needs an 'id'")
-        key = str(row["id"])
+        key = _id(row.get("id"), path, number, "a prediction needs an 'id'")
         if key in predictions:
             raise InputError(f"{path}: line {number}: duplicate prediction for id {key!r}")
         if not isinstance(row.get(field), str):
@@ -75,10 +83,8 @@ def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "an
     """Rows {"uid" or "id", ref_field: str or [str], "tags": [str]}; tags become groups."""
     examples, seen = [], set()
     for number, row in read_jsonl(ref_path):
-        key = row.get("uid", row.get("id"))
-        if key is None:
-            raise InputError(f"{ref_path}: line {number}: an example needs a 'uid' or an 'id'")
-        key = str(key)
+        key = _id(row.get("uid", row.get("id")), ref_path, number, "an example needs a 'uid' "
+                                                                      "or an 'id'")
         if key in seen:
             raise InputError(f"{ref_path}: line {number}: duplicate example id {key!r}")
         seen.add(key)
@@ -91,16 +97,25 @@ def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "an
     return _corpus(ref_path, examples, hyp_paths, hyp_field)
 
 
-def _messages(row: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
-    """Every message of an export row: a message, a {"thread": [...]}, or a tree."""
+def _messages(row: Dict[str, Any], path: str, number: int) -> Iterator[Dict[str, Any]]:
+    """Every message of an export row: a message, a {"thread": [...]}, or a tree
+    {"message_tree_id", "prompt": {..., "replies": [...]}}; each must be an object."""
+    def objects(value: Any, field: str) -> List[Dict[str, Any]]:
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            raise InputError(f"{path}: line {number}: {field!r} must be a list of message "
+                             f"objects")
+        return value
+
     if "thread" in row:
-        yield from row["thread"]
-    elif "prompt" in row:  # a message tree: {"message_tree_id", "prompt": {..., "replies"}}
+        yield from objects(row["thread"], "thread")
+    elif "prompt" in row:
+        if not isinstance(row["prompt"], dict):
+            raise InputError(f"{path}: line {number}: 'prompt' must be a message object")
         pending = [row["prompt"]]
         while pending:
             message = pending.pop(0)
             yield message
-            pending.extend(message.get("replies", []))
+            pending.extend(objects(message.get("replies", []), "replies"))
     else:
         yield row
 
@@ -110,7 +125,7 @@ def read_oasst(ref_path: str, hyp_paths: Sequence[str], hyp_field: str = "pred")
     JSON Lines), keyed by message_id, its text the reference; groups by language."""
     examples, seen = [], set()
     for number, row in read_jsonl(ref_path):
-        for message in _messages(row):
+        for message in _messages(row, ref_path, number):
             if message.get("role") != "assistant":
                 continue
             key, text = message.get("message_id"), message.get("text")
@@ -120,5 +135,9 @@ def read_oasst(ref_path: str, hyp_paths: Sequence[str], hyp_field: str = "pred")
             if key in seen:
                 raise InputError(f"{ref_path}: line {number}: duplicate message_id {key!r}")
             seen.add(key)
-            examples.append((key, [text], [message["lang"]] if message.get("lang") else []))
+            lang = message.get("lang")
+            if lang is not None and not isinstance(lang, str):
+                raise InputError(f"{ref_path}: line {number}: a message's 'lang' must be a "
+                                 f"string, found {type(lang).__name__}")
+            examples.append((key, [text], [lang] if lang else []))
     return _corpus(ref_path, examples, hyp_paths, hyp_field)

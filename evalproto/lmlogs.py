@@ -19,11 +19,9 @@ import hashlib
 import math
 import operator
 import struct
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
-from typing import Annotated, Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Annotated, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import msgspec
 import numpy as np
@@ -45,7 +43,6 @@ COLUMN = {name: i for i, name in enumerate(STAT_NAMES)}
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _HASHABLE_TYPES = frozenset({str, int, bool, type(None)})
-_LOGP_TYPES = frozenset({int, float, type(None)})
 
 
 @lru_cache(maxsize=2 ** 16)
@@ -97,19 +94,26 @@ def event_hashes(*columns: Sequence[Any]) -> np.ndarray:
     return combined & np.uint64(_MASK32)
 
 
+Key = Union[str, int, bool, None]
+"""A user, message or token id, as lmc hashes them (a float, list or object is not one)."""
+Candidate = Tuple[str, Optional[float], Optional[float]]
+"""A reranking candidate: its text, its error-model score and its LM score."""
+
+
 class _Event(msgspec.Struct, gc=False):
-    """The fields of an LM Challenge event that its statistics read. (Events hold no
+    """The fields of an LM Challenge event that its statistics read, with their types:
+    msgspec checks them as it decodes, and the error names the field. (Events hold no
     cycles, so the collector need not track them: decoding is about a fifth faster.)"""
 
     target: str
-    user: Any = None
-    message: Any = None
-    token: Any = None
+    user: Key = None
+    message: Key = None
+    token: Key = None
     # completions[i]: the suffixes predicted after typing i characters; [0] must exist
     completions: Optional[Annotated[List[List[str]], msgspec.Meta(min_length=1)]] = None
-    logp: Any = None
-    select: Any = True
-    results: Any = None
+    logp: Optional[float] = None  # finite: msgspec refuses numbers beyond a double
+    select: bool = True
+    results: Optional[Annotated[List[Candidate], msgspec.Meta(min_length=1)]] = None
 
 
 _DECODER = msgspec.json.Decoder(_Event)
@@ -137,9 +141,9 @@ def _decode_each_line(path: str, chunk: bytes, first_line: int) -> List[_Event]:
         try:
             events.append(_DECODER.decode(line))
         except msgspec.ValidationError as exc:
-            raise InputError(f"{path}: line {number}: expected an LM Challenge event, a JSON "
-                             f"object with a string 'target' ({exc})") from None
-        except msgspec.DecodeError as exc:
+            raise InputError(f"{path}: line {number}: not an LM Challenge event (a JSON "
+                             f"object with a string 'target' and typed fields): {exc}") from None
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
     return events
 
@@ -265,7 +269,7 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
     caller's paused_gc)."""
     try:
         events = _DECODER.decode_lines(chunk)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         events = _decode_each_line(path, chunk, first_line)
     rows = np.zeros((len(events), len(STAT_NAMES)))
     skipped = np.array([not event.select for event in events], dtype=bool)
@@ -288,7 +292,7 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
                                         targets)
     _add_predictions(rows, chosen, [event.completions for event in picked], targets,
                      lengths)
-    logps = _logps(path, chunk, first_line, chosen, [event.logp for event in picked])
+    logps = _logps([event.logp for event in picked])
     scored = ~np.isnan(logps)
     entropy_rows = chosen[scored]
     rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
@@ -328,27 +332,10 @@ def _changes(keys: List[Any]) -> np.ndarray:
                        count=len(keys))
 
 
-def _logps(path: str, chunk: bytes, first_line: int, chosen: np.ndarray,
-           values: List[Any]) -> np.ndarray:
+def _logps(values: List[Optional[float]]) -> np.ndarray:
     """Each event's logp, NaN where it is null (not scored)."""
-    try:
-        if set(map(type, values)) <= _LOGP_TYPES:
-            return np.array([math.nan if value is None else value for value in values],
-                            dtype=np.float64)
-    except OverflowError:  # an integer too large for a float
-        pass
-    index, value = next((index, value) for index, value in zip(chosen, values)
-                        if type(value) not in _LOGP_TYPES
-                        or (type(value) is int and abs(value) > sys.float_info.max))
-    raise InputError(f"{path}: line {_line_number(chunk, first_line, index)}: expected "
-                     f"'logp' to be a number or null, found {value!r}")
-
-
-def _line_number(chunk: bytes, first_line: int, index: int) -> int:
-    """The line that holds a chunk's event `index` (blank lines hold none)."""
-    numbers = (number for number, line in enumerate(chunk.split(b"\n"), first_line)
-               if line and not line.isspace())
-    return next(islice(numbers, index, None))
+    return np.array([math.nan if value is None else value for value in values],
+                    dtype=np.float64)
 
 
 def fingerprint(hashes: np.ndarray) -> int:
@@ -411,7 +398,7 @@ def rates(total: np.ndarray) -> Dict[str, float]:
         "completion.tokens": _ratio(value["completion.tokens"], tokens),
         "entropy.hit": _ratio(entropy_tokens, tokens),
         "entropy.mean": mean,
-        "entropy.perplexity": math.exp(mean),
+        "entropy.perplexity": _exp(mean),
         "entropy.bits_per_token": mean / math.log(2),
         "entropy.bits_per_character": _ratio(value["entropy.sum"] / math.log(2),
                                              value["entropy.characters"]),
@@ -419,6 +406,14 @@ def rates(total: np.ndarray) -> Dict[str, float]:
         "reranking.base_accuracy": _ratio(value["reranking.base_correct"], tokens),
     }
     return result
+
+
+def _exp(value: float) -> float:
+    """e ** value, infinite where it overflows a double (a perplexity can)."""
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf
 
 
 def human_summary(total: np.ndarray, stats: LogStats,

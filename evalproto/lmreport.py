@@ -7,7 +7,6 @@ and paired tests are the same reductions as for MT metrics.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -17,8 +16,10 @@ from evalproto import lmlogs, surprisals
 from evalproto.errors import InputError
 from evalproto.gcpause import paused_gc
 from evalproto.readers import read_bytes
+from evalproto.numerals import to_json
 from evalproto.resampling import (
     approximate_randomization,
+    checked_total,
     bootstrap_counts,
     estimate_ci,
     paired_bootstrap,
@@ -36,6 +37,7 @@ class LMTable:
     rows: np.ndarray
     units: List[Any]  # the resampling unit of each row: its message or sentence
     breakdowns: Dict[str, List[Any]]  # e.g. {"user": [user of each row]}
+    stat_names: Sequence[str]
     summarize: Summarize  # (total, rows picked or None) -> the reported dictionary
     rates: Callable[[np.ndarray], Dict[str, float]]  # total -> every rate, flattened
     data_fingerprint: Optional[str] = None
@@ -49,7 +51,7 @@ def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool 
         table = surprisals.parse_surprisals(path, data, skip_first_token)
         sentences = table.sentence_ids
         return LMTable(
-            path, table.rows, sentences, {"sentence": sentences},
+            path, table.rows, sentences, {"sentence": sentences}, surprisals.STAT_NAMES,
             lambda total, picked: surprisals.surprisal_summary(total, len(run_starts(
                 sentences if picked is None else _take(sentences, picked)))),
             surprisals.surprisal_rates)
@@ -57,7 +59,7 @@ def load_table(path: str, reranker: Optional[lmlogs.Reranker] = None, raw: bool 
     if not (stats.rows[:, lmlogs.COLUMN["tokens"]] == 1).any():
         raise InputError(f"{path}: every event is unselected; there is nothing to score")
     summary = lmlogs.raw_summary if raw else lmlogs.human_summary
-    return LMTable(path, stats.rows, stats.messages, {"user": stats.users},
+    return LMTable(path, stats.rows, stats.messages, {"user": stats.users}, lmlogs.STAT_NAMES,
                    lambda total, picked: summary(total, stats, picked), lmlogs.rates,
                    f"{lmlogs.fingerprint(stats.fingerprints):08x}")
 
@@ -89,7 +91,8 @@ def summaries(table: LMTable, by: Optional[str], confidence_n: int,
     results = []
     for label, picked in parts:
         rows = table.rows if picked is None else table.rows[picked]
-        summary = {"log": table.path, **label, **table.summarize(rows.sum(axis=0), picked)}
+        total = checked_total(rows, table.stat_names, table.path)
+        summary = {"log": table.path, **label, **table.summarize(total, picked)}
         if confidence_n:
             units = table.units if picked is None else _take(table.units, picked)
             summary["confidence"] = confidence(unit_sums(rows, units), table.rates,
@@ -150,7 +153,15 @@ def compare(baseline: LMTable, other: LMTable, test: str, samples: int,
     other_units = unit_sums(other.rows, other.units)
     base_summary = baseline.summarize(baseline.rows.sum(axis=0), None)
     other_keys = reported_rates(other.summarize(other.rows.sum(axis=0), None), other)
-    keys = [key for key in reported_rates(base_summary, baseline) if key in other_keys]
+    base_keys = reported_rates(base_summary, baseline)
+    keys = [key for key in base_keys if key in other_keys]
+    if not keys:
+        def sections(rates: Sequence[str]) -> str:
+            return ", ".join(dict.fromkeys(key.split(".")[0] for key in rates)) or "no rate"
+        raise InputError(
+            f"{baseline.path} and {other.path} have no rate in common to compare: the first "
+            f"reports {sections(base_keys)}, the second {sections(other_keys)} (logs of "
+            f"different games?)")
     run = paired_bootstrap if test == "bs" else approximate_randomization
     rows = []
     base_entropy = base_summary.get("entropy", {}).get("fingerprint")
@@ -173,8 +184,9 @@ def compare(baseline: LMTable, other: LMTable, test: str, samples: int,
 
 
 def format_json(records: Iterable[Dict[str, Any]]) -> str:
-    """JSON Lines with sorted keys, as `lmc stats` writes them."""
-    return "".join(json.dumps(record, sort_keys=True) + "\n" for record in records)
+    """JSON Lines with sorted keys, as `lmc stats` writes them; a figure that is not a
+    finite number (an overflowing perplexity) is null."""
+    return "".join(to_json(record, sort_keys=True) + "\n" for record in records)
 
 
 def format_text(summaries: Sequence[Dict[str, Any]]) -> str:

@@ -66,6 +66,12 @@ def test_a_custom_reference_field(tmp_path):
     ([{"id": "a", "text": "x"}], [{"id": "a", "pred": "x"}], "d.jsonl: line 1: no 'answer' field"),
     ([{"answer": "x"}], [{"id": "a", "pred": "x"}], "d.jsonl: line 1: an example needs a 'uid'"),
     ([{"id": "a", "answer": "x"}], [{"id": "a", "pred": 3}], "p.jsonl: line 1: expected a string in 'pred'"),
+    ([{"id": {"x": 1}, "answer": "x"}], [{"id": "a", "pred": "x"}],
+     "d.jsonl: line 1: an id must be a string or a whole number, found dict"),
+    ([{"id": "a", "answer": "x"}], [{"id": [1], "pred": "x"}],
+     "p.jsonl: line 1: an id must be a string or a whole number, found list"),
+    ([{"id": "a", "answer": "x", "tags": "t"}], [{"id": "a", "pred": "x"}],
+     "d.jsonl: line 1: 'tags' must be a list of strings"),
 ])
 def test_dataset_errors_name_the_id_or_line(tmp_path, dataset_rows, prediction_rows, message):
     dataset = write_jsonl(tmp_path / "d.jsonl", dataset_rows)
@@ -137,3 +143,31 @@ def test_datasets_are_not_partitioned_for_a_cluster(dynabench):
     result = run_cli("corpus-score", "--data-format", "dynabench", dataset_path,
                      predictions_path, "--scheduler", "local:1")
     assert result.exit_code == 2 and "--data-format dynabench runs locally" in result.output
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"thread": 5}], "line 1: 'thread' must be a list of message objects"),
+    ([{"thread": ["hello"]}], "line 1: 'thread' must be a list of message objects"),
+    ([{"prompt": "hi"}], "line 1: 'prompt' must be a message object"),
+    ([{"prompt": prompter("p1", "q", "en", [assistant("a1", "x", "en")]) | {"replies": {}}}],
+     "line 1: 'replies' must be a list of message objects"),
+    ([{"prompt": prompter("p1", "q", "en", ["not a message"])}],
+     "line 1: 'replies' must be a list of message objects"),
+    ([assistant("a1", "x", 5)], "line 1: a message's 'lang' must be a string, found int"),
+    ([assistant("a1", 5, "en")], "line 1: an assistant message needs a string 'message_id'"),
+    ([{"thread": [[[[]]]]}], "line 1: 'thread' must be a list of message objects"),
+])
+def test_mistyped_or_nested_exports_are_errors_that_name_the_line(tmp_path, rows, message):
+    export = write_jsonl(tmp_path / "export.jsonl", rows)
+    predictions = write_jsonl(tmp_path / "p.jsonl", [{"id": "a1", "pred": "x"}])
+    result = run_cli("corpus-score", "--data-format", "oasst", export, predictions)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{export}: {message}" in result.output
+
+
+def test_json_nested_deeper_than_a_parser_goes_is_an_error(tmp_path):
+    export = tmp_path / "deep.jsonl"
+    export.write_text('{"thread": ' + "[" * 100000 + "]" * 100000 + "}\n")
+    predictions = write_jsonl(tmp_path / "p.jsonl", [{"id": "a1", "pred": "x"}])
+    result = run_cli("corpus-score", "--data-format", "oasst", str(export), predictions)
+    assert result.exit_code == 1 and f"{export}: line 1: not JSON" in result.output

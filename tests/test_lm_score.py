@@ -153,23 +153,39 @@ def test_text_output_lists_the_statistics(logs):
     assert "  entropy.mean: " in result.output and "  entropy.perplexity: " in result.output
 
 
+EVENT = "not an LM Challenge event (a JSON object with a string 'target' and typed fields): "
+
+
 @pytest.mark.parametrize("content, message", [
     ('{"target": "a", "user": null}\nnot json\n', "line 2: not JSON"),
-    ('{"user": null}\n', "line 1: expected an LM Challenge event"),
-    ('{"target": "a"}\n\n{"target": 5}\n', "line 3: expected an LM Challenge event"),
+    ('{"user": null}\n', f"line 1: {EVENT}Object missing required field `target`"),
+    ('{"target": "a"}\n\n{"target": 5}\n', f"line 3: {EVENT}Expected `str`, got `int`"),
     ('{"target": "a", "logp": -1}\n\n{"target": "b", "logp": "-1.5"}\n',
-     "line 3: expected 'logp' to be a number or null, found '-1.5'"),
-    ('{"target": "a", "select": false, "logp": true}\n{"target": "b", "logp": -2.5}\n'
-     '{"target": "c", "logp": ' + "9" * 400 + "}\n", "line 3: expected 'logp' to be a number"),
-    ('{"target": "a"}\n{"target": "b", "logp": 1e999999}\n', "line 2: expected an LM "
-     "Challenge event, a JSON object with a string 'target' (Number out of range"),
+     f"line 3: {EVENT}Expected `float | null`, got `str` - at `$.logp`"),
+    ('{"target": "a", "select": false, "logp": true}\n{"target": "b", "logp": -2.5}\n',
+     f"line 1: {EVENT}Expected `float | null`, got `bool` - at `$.logp`"),
+    ('{"target": "b", "logp": -2.5}\n{"target": "c", "logp": ' + "9" * 400 + "}\n",
+     f"line 2: {EVENT}Number out of range"),
+    ('{"target": "a"}\n{"target": "b", "logp": 1e999999}\n', f"line 2: {EVENT}Number out of range"),
     ('{"target": "a", "completions": [["a"]]}\n{"target": "b", "completions": []}\n',
-     "line 2: expected an LM Challenge event, a JSON object with a string 'target' "
-     "(Expected `array` of length >= 1 - at `$.completions`)"),
-    ('{"target": "a", "completions": ["a", "b"]}\n', "line 1: expected an LM Challenge "
-     "event, a JSON object with a string 'target' (Expected `array`, got `str` - at "
-     "`$.completions[0]`)"),
+     f"line 2: {EVENT}Expected `array` of length >= 1 - at `$.completions`"),
+    ('{"target": "a", "completions": ["a", "b"]}\n', f"line 1: {EVENT}Expected `array`, got `str` - "
+     "at `$.completions[0]`"),
     ('{"target": "a", "completions": [["a", null]]}\n', "got `null` - at `$.completions[0][1]`"),
+    # ids that lmc cannot fingerprint
+    ('{"target": "a", "user": {"id": 1}}\n', f"line 1: {EVENT}Expected `bool | int | str | null`, "
+     "got `object` - at `$.user`"),
+    ('{"target": "a", "message": 1.5}\n', "got `float` - at `$.message`"),
+    ('{"target": "a", "token": [1]}\n', "got `array` - at `$.token`"),
+    # malformed reranking results
+    ('{"target": "a", "results": [["a", 1.0]]}\n', "Expected `array` of length 3 - at "
+     "`$.results[0]`"),
+    ('{"target": "a", "results": []}\n', "Expected `array` of length >= 1 - at `$.results`"),
+    ('{"target": "a", "results": [[1, 2.0, 3.0]]}\n', "Expected `str`, got `int` - at "
+     "`$.results[0][0]`"),
+    ('{"target": "a", "results": "a"}\n', "at `$.results`"),
+    ('{"target": "a", "select": "no"}\n', "Expected `bool`, got `str` - at `$.select`"),
+    ('{"target": "a", "extra": ' + '[' * 100000 + ']' * 100000 + '}\n', "line 1: "),  # deep
     ("", "no events"),
     ('{"target": "a", "select": false}\n', "every event is unselected"),
 ])
@@ -179,6 +195,7 @@ def test_bad_logs_are_named(tmp_path, content, message):
     result = run_cli("lm-score", str(log))
     assert result.exit_code == 1
     assert str(log) in result.output and message in result.output
+    assert "Traceback" not in result.output
 
 
 def test_lines_are_counted_across_the_chunks_a_log_is_decoded_in(tmp_path, monkeypatch):
@@ -268,6 +285,36 @@ def test_logs_of_different_data_are_refused(logs):
     assert "are not logs of the same data: their fingerprints are" in result.output
 
 
+def test_logs_of_different_games_on_the_same_data_are_refused(logs):
+    """wc and we logs of the same text share their fingerprint but no rate: comparing
+    them used to exit 0 having compared nothing."""
+    result = run_cli("lm-compare", logs["wc"], logs["we"])
+    assert result.exit_code == 1
+    assert (f"{logs['wc']} and {logs['we']} have no rate in common to compare: the first "
+            f"reports prediction, completion, the second entropy (logs of different games?)"
+            in result.output)
+
+
+def test_an_overflowing_perplexity_is_infinite_in_text_and_null_in_json(tmp_path):
+    log = tmp_path / "far.jsonl"
+    log.write_text('{"target": "a", "logp": -800}\n{"target": "b", "logp": -900.5}\n')
+    text = run_cli("lm-score", str(log))
+    assert text.exit_code == 0 and "  entropy.perplexity: inf" in text.output
+    result = run_cli("lm-score", str(log), "-f", "json")
+    assert result.exit_code == 0 and "Infinity" not in result.output
+    (row,) = [json.loads(line) for line in result.output.splitlines()]
+    assert row["entropy"]["perplexity"] is None and row["entropy"]["mean"] == 850.25
+
+
+def test_statistics_that_add_up_beyond_a_double_are_an_error(tmp_path):
+    table = tmp_path / "surprisals.tsv"
+    table.write_text("sentence_id\ttoken_id\ttoken\tsurprisal\n1\t1\ta\t1e308\n1\t2\tb\t1e308\n")
+    result = run_cli("lm-score", str(table), "-f", "json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{table}: the statistic bits adds up beyond the largest number a double holds" in (
+        result.output)
+
+
 def test_entropy_of_different_token_sets_is_not_compared(logs, tmp_path):
     events = [json.loads(line) for line in Path(logs["we"]).read_text().splitlines()]
     scored = next(i for i, event in enumerate(events) if event["logp"] is not None)
@@ -322,4 +369,4 @@ def test_standard_input_can_be_read_only_once(logs):
 
 def test_workers_cannot_read_standard_input(logs):
     result = run_cli("lm-score", "-", "--scheduler", "local:1", input="")
-    assert result.exit_code == 2 and "workers read the logs" in result.output
+    assert result.exit_code == 2 and "the workers read the files" in result.output
