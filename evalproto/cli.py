@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from contextlib import ExitStack
 from importlib.metadata import EntryPoint
@@ -14,6 +15,7 @@ from evalproto import __version__, datasets, lmlogs, lmreport, registry
 from evalproto.client import DEFAULT_TIMEOUT
 from evalproto.errors import EvalprotoError, InputError
 from evalproto.launch import METRIC_FLAGS, option_values
+from evalproto.numerals import parse_number
 from evalproto.outputs import write_output
 from evalproto.readers import STDIN as STDIN_NAME
 from evalproto.readers import Corpus, check_inputs, read_corpus, read_lines
@@ -124,10 +126,9 @@ def metric_options(command: Callable) -> Callable:
 def _seed(ctx: click.Context, param: click.Parameter, value: str) -> Optional[int]:
     if value.lower() == "none":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise click.BadParameter(f"expected an integer or 'none', got {value!r}") from None
+    if not (value.isascii() and value.isdigit()):
+        raise click.BadParameter(f"expected a whole number >= 0 or 'none', got {value!r}")
+    return int(value)
 
 
 def _reranker(ctx: click.Context, param: click.Parameter,
@@ -135,7 +136,7 @@ def _reranker(ctx: click.Context, param: click.Parameter,
     if value is None:
         return None
     try:
-        alpha, beta = (float(part) for part in value.split(","))
+        alpha, beta = (parse_number(part.strip()) for part in value.split(","))
     except ValueError:
         raise click.BadParameter(f"expected two numbers ALPHA,BETA, got {value!r}") from None
     return lmlogs.Reranker(alpha, beta)
@@ -158,8 +159,15 @@ scheduler_option = click.option(
     help="Compute on a Dask cluster: a scheduler address such as tcp://host:8786, or "
          "local[:N] for N local worker processes (default 2). Needs evalproto[dask].")
 
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not math.isfinite(value):
+        raise click.BadParameter(f"expected a number of seconds (0 waits for ever), got {value}")
+    return value
+
+
 timeout_option = click.option(
     "--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True,
+    callback=_seconds,
     help="Seconds to wait for each reply of an external evaluator; 0 waits for ever.")
 
 
@@ -269,6 +277,16 @@ def distributed_corpus_score(scheduler: str, specs: Sequence[MetricSpec],
         raise click.ClickException(str(exc)) from None
 
 
+def check_scheduler(jobs: int, paths: Sequence[str]) -> None:
+    """--scheduler runs on a cluster whose workers read the files themselves."""
+    if jobs > 1:
+        raise click.UsageError("-j runs copies on this machine, and --scheduler on the Dask "
+                               "cluster's workers: choose one")
+    if STDIN_NAME in paths:
+        raise click.UsageError("with --scheduler, the workers read the files: standard input "
+                               "('-') cannot be one")
+
+
 def split_files(files: Sequence[str], inputs: Sequence[str]) -> Tuple[List[str], List[str]]:
     """Reference and hypothesis paths: REF... HYP, or REF... with -i HYP."""
     if inputs:
@@ -341,6 +359,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
     ref_paths, hyp_paths = split_files(files, inputs)
     specs = metric_specs(ctx, metrics, evaluators)
     if scheduler:
+        check_scheduler(jobs, [*ref_paths, *hyp_paths])
         if data_format != "text":
             raise click.UsageError("--scheduler partitions plain text files by lines; "
                                    f"--data-format {data_format} runs locally")
@@ -381,6 +400,8 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
     `evalproto reduce`."""
     ref_paths, (hyp_path,) = split_files(files, ())
     specs = metric_specs(ctx, metrics, evaluators)
+    if scheduler:
+        check_scheduler(jobs, files)
     try:
         with ExitStack() as stack:
             if scheduler:
@@ -550,8 +571,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
         check_inputs(logs, ())
         options = (reranker, raw, skip_first_token, by, resamples, seed)
         if scheduler:
-            if STDIN_NAME in logs:
-                raise click.UsageError("with --scheduler, workers read the logs: '-' cannot be one")
+            check_scheduler(1, logs)
             from evalproto import distributed
             with distributed.connect(scheduler) as client:
                 results = distributed.distributed_lm_summaries(client, logs, *options)

@@ -1,7 +1,8 @@
 """Writing results so that an interrupted run never leaves a file that looks complete,
 and nothing but a regular file is ever replaced.
 
-`-` is standard output. A regular file (or a path where none exists yet) is written
+`-` is standard output. Text is written as UTF-8; the undecodable bytes of a file name
+that is not UTF-8 (a system's name, say) are written as backslash escapes. A regular file (or a path where none exists yet) is written
 whole to an unnamed temporary file beside it (Linux's O_TMPFILE), which is given a name
 only once complete and renamed over the target at once: readers see the old file or the
 whole new one, and a run killed at any moment leaves no stray temporary file behind.
@@ -28,9 +29,13 @@ def write_output(path: str, text: str) -> None:
     """Write `text` to `path`: stdout for "-", atomically for a regular file, and
     straight through for anything else."""
     if path == STDOUT:
-        sys.stdout.write(text)
         sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+        sys.stdout.buffer.flush()
         return
+    if "\0" in path:
+        raise EvalprotoError(f"{path!r}: not a file name: a file name cannot hold a NUL "
+                             f"character")
     target = os.path.realpath(path)
     try:
         status = os.stat(target)
@@ -42,11 +47,12 @@ def write_output(path: str, text: str) -> None:
         if status is not None and not stat.S_ISREG(status.st_mode):
             if stat.S_ISDIR(status.st_mode):
                 raise EvalprotoError(f"{path}: cannot write: it is a directory")
-            with open(target, "w", encoding="utf-8", newline="\n") as stream:
+            with open(target, "w", encoding="utf-8", errors="backslashreplace",
+                      newline="\n") as stream:
                 stream.write(text)
             return
         mode = stat.S_IMODE(status.st_mode) if status else 0o666 & ~_umask()
-        _replace(target, text.encode("utf-8"), mode)
+        _replace(target, text.encode("utf-8", "backslashreplace"), mode)
     except OSError as exc:
         raise _cannot_write(path, exc) from None
 

@@ -9,10 +9,11 @@ one, the line.
 from __future__ import annotations
 
 import gzip
+import io
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import msgspec
 import numpy as np
@@ -26,24 +27,25 @@ STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+MAX_LINE_BYTES = 64 << 20
+"""The longest line an input file may hold (64 MiB). Input is decompressed as a stream
+and checked as it comes, so a small .gz that expands to gigabytes without a line end
+(a decompression bomb) is refused after 64 MiB instead of filling the memory."""
+_READ_BYTES = 1 << 20
+
+
 def read_bytes(path: str, span: Optional[Tuple[int, int]] = None) -> bytes:
     """The whole content of a file, or of stdin for "-", decompressed when it is gzip
     (by its name or, e.g. on stdin, by its first bytes, which UTF-8 text cannot have);
-    or only the bytes [begin, end) of a plain file (see `is_plain`)."""
+    or only the bytes [begin, end) of a plain file (see `is_plain`). A line longer than
+    MAX_LINE_BYTES is an error."""
     try:
         if span is not None:
             with open(path, "rb") as stream:
                 stream.seek(span[0])
-                return stream.read(span[1] - span[0])
-        if path == STDIN:
-            data = sys.stdin.buffer.read()
-        elif path.endswith(".gz"):
-            with gzip.open(path, "rb") as stream:
-                return stream.read()
-        else:
-            with open(path, "rb") as stream:
-                data = stream.read()
-        return gzip.decompress(data) if data[:2] == GZIP_MAGIC else data
+                return _bounded(path, stream, span[1] - span[0])
+        with _opened(path) as stream:
+            return _bounded(path, stream)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -52,6 +54,53 @@ def read_bytes(path: str, span: Optional[Tuple[int, int]] = None) -> bytes:
         raise InputError(f"{path}: truncated or corrupt gzip data ({exc})") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # open() refuses a path holding a NUL
+        raise InputError(f"{path!r}: not a file name: a file name cannot hold a NUL "
+                         f"character") from None
+
+
+def _opened(path: str) -> BinaryIO:
+    """The file (or stdin) as a binary stream, decompressing gzip as it is read."""
+    if path == STDIN:
+        stream: BinaryIO = sys.stdin.buffer
+        if not hasattr(stream, "peek"):  # not a real stdin (a test harness's): read it now
+            stream = io.BufferedReader(io.BytesIO(stream.read()))
+    elif path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    else:
+        stream = open(path, "rb")
+    if stream.peek(2)[:2] == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    return stream
+
+
+def _bounded(path: str, stream: BinaryIO, most: Optional[int] = None) -> bytes:
+    """Everything (or `most` bytes) that `stream` gives, read a megabyte at a time; a
+    line longer than MAX_LINE_BYTES is an error that names it."""
+    pieces: List[bytes] = []
+    line_length = 0  # bytes since the last line end
+    lines = 0
+    left = most
+    while left is None or left > 0:
+        piece = stream.read(_READ_BYTES if left is None else min(_READ_BYTES, left))
+        if not piece:
+            break
+        if left is not None:
+            left -= len(piece)
+        first = piece.find(b"\n")
+        if first < 0:
+            line_length += len(piece)
+        else:
+            line_length += first
+        if line_length > MAX_LINE_BYTES:
+            raise InputError(f"{path}: line {lines + 1} is longer than "
+                             f"{MAX_LINE_BYTES >> 20} MiB; expected text with one segment or "
+                             f"record per line")
+        if first >= 0:
+            lines += piece.count(b"\n")
+            line_length = len(piece) - piece.rindex(b"\n") - 1
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 def is_plain(path: str, data: bytes) -> bool:
@@ -114,7 +163,7 @@ def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
             continue
         try:
             row = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
         if not isinstance(row, dict):
             raise InputError(f"{path}: line {number}: expected a JSON object")

@@ -14,8 +14,12 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 def escape(text: str) -> str:
     """A name or tag for a text or TSV report, with backslash, tab and line breaks
-    written as escapes: a tag holding a newline must not forge a line of the report."""
-    return text.translate(_ESCAPES)
+    written as escapes: a tag holding a newline must not forge a line of the report.
+    The undecodable bytes of a file name that is not UTF-8 are written as escapes too."""
+    text = text.translate(_ESCAPES)
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def result_record(result: Result) -> Dict[str, Any]:

@@ -13,9 +13,11 @@ draws holds a multiple of 32 values, which is why chunks are multiples of 32 row
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Tuple
+from typing import Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
+
+from evalproto.errors import EvalprotoError
 
 DEFAULT_SEED = 12345
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
@@ -34,6 +36,19 @@ def column_sums(rows: np.ndarray) -> np.ndarray:
     if rows.ndim == 2 and rows.shape[1] == 1:
         return column_sums(np.hstack([rows, np.zeros_like(rows)]))[:1]
     return rows.sum(axis=0)
+
+
+def checked_total(rows: np.ndarray, stat_names: Sequence[str], what: str) -> np.ndarray:
+    """`column_sums`, refusing a sum that overflows a double (rows of 1e308 each): no
+    score can be computed from it, and it must not become one."""
+    with np.errstate(over="ignore"):  # an overflow is reported below, as an error
+        total = column_sums(rows)
+    overflowed = np.flatnonzero(~np.isfinite(total))
+    if len(overflowed):
+        name = stat_names[overflowed[0]] if overflowed[0] < len(stat_names) else "a statistic"
+        raise EvalprotoError(f"{what}: the statistic {name} adds up beyond the largest "
+                             f"number a double holds; no score can be computed")
+    return total
 
 
 def _chunks(samples: int, n: int) -> Iterator[int]:

@@ -16,7 +16,7 @@ from evalproto.resampling import (
     DEFAULT_SEED,
     approximate_randomization,
     bootstrap_scores,
-    column_sums,
+    checked_total,
     estimate_ci,
     paired_bootstrap,
 )
@@ -173,7 +173,8 @@ def _analyse_table(table: MetricTable, nrefs: int | str, analysis: Analysis,
     baseline_name = next(iter(rows))
     results = []
     for system, system_rows in rows.items():
-        total = column_sums(system_rows)
+        total = checked_total(system_rows, table.stat_names,
+                              f"{system}, {table.label}" + (f", group {group}" if group else ""))
         result = Result(
             system=system, metric=table.label, score=float(score_many(total[None, :])[0]),
             signature=signature, n=len(system_rows), stats=total, stat_names=table.stat_names,

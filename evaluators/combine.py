@@ -14,6 +14,7 @@ import click
 import numpy as np
 
 from evalproto.errors import SetupError
+from evalproto.numerals import parse_number
 from evalproto.evaluator import Evaluator
 from evalproto.registry import from_spec
 
@@ -24,9 +25,10 @@ def parse_part(text: str) -> Tuple[str, float]:
     try:
         if not (equals and spec.strip()):
             raise ValueError
-        return spec.strip(), float(weight)
+        return spec.strip(), parse_number(weight.strip())
     except ValueError:
-        raise SetupError(f"a combine part is SPEC=WEIGHT, e.g. bleu=0.5; got {text!r}") from None
+        raise SetupError(f"a combine part is SPEC=WEIGHT with a finite number for WEIGHT, "
+                         f"e.g. bleu=0.5; got {text!r}") from None
 
 
 class Combine(Evaluator):

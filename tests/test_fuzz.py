@@ -31,6 +31,17 @@ count = st.integers(min_value=0, max_value=10 ** 6)
 
 
 @st.composite
+def possible_sum(draw):
+    """A vector that sums BLEU rows: total_1 is the hypothesis length, the totals do not
+    grow with the order, and no order matches more n-grams than it has."""
+    totals = [draw(count)]
+    for _ in range(3):
+        totals.append(draw(st.integers(0, totals[-1])))
+    correct = [draw(st.integers(0, total)) for total in totals]
+    return [totals[0], draw(count), *correct, *totals]
+
+
+@st.composite
 def good_request(draw, big=False):
     """(request bytes, expected reply) for a request that must be served."""
     if draw(st.booleans()):
@@ -41,7 +52,7 @@ def good_request(draw, big=False):
         stripped = [text.strip() for text in refs]
         reply = format_numbers(EVALUATOR.checked_stats(stripped, hyp.strip()))
     else:
-        vector = draw(st.lists(count, min_size=WIDTH, max_size=WIDTH))
+        vector = draw(possible_sum())
         separator = draw(st.sampled_from([" ||| ", " |||", "|||", "\t|||  "]))
         line = "EVAL" + separator + " ".join(map(str, vector)) + draw(st.sampled_from(["", " ", "\r"]))
         reply = format_number(EVALUATOR.checked_score(vector))
@@ -52,12 +63,17 @@ def good_request(draw, big=False):
 def bad_request(draw):
     """Request bytes that must be answered with ERROR."""
     kind = draw(st.sampled_from(["utf8", "number", "negative", "count", "one field",
-                                 "no separator", "command"]))
+                                 "no separator", "command", "impossible"]))
+    if kind == "impossible":  # more matches than n-grams
+        vector = draw(possible_sum())
+        order = draw(st.integers(0, 3))
+        vector[2 + order] = vector[6 + order] + draw(st.integers(1, 10))
+        return ("EVAL ||| " + " ".join(map(str, vector))).encode()
     if kind == "utf8":
         junk = draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\x80abc"]))
         return b"SCORE ||| " + draw(field).encode() + junk + b" ||| hyp"
     if kind in ("number", "negative"):
-        vector = [str(value) for value in draw(st.lists(count, min_size=WIDTH, max_size=WIDTH))]
+        vector = [str(value) for value in draw(possible_sum())]
         position = draw(st.integers(0, WIDTH - 1))
         vector[position] = (draw(st.sampled_from(BAD_NUMBERS)) if kind == "number"
                             else str(-draw(st.integers(1, 10 ** 6))))

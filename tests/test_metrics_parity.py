@@ -294,4 +294,5 @@ def test_combine_is_the_weighted_sum_of_its_parts(mode):
 def test_bad_combine_parts_are_explained():
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", "combine bleu")
     assert result.exit_code == 1
-    assert "a combine part is SPEC=WEIGHT, e.g. bleu=0.5; got 'bleu'" in result.output
+    assert "a combine part is SPEC=WEIGHT with a finite number for WEIGHT, e.g. bleu=0.5; got 'bleu'" in (
+        result.output)

@@ -103,7 +103,7 @@ def test_seeds_change_the_draws_and_none_is_unseeded():
 @pytest.mark.parametrize("args, message", [
     (["--paired-bs"], "paired tests compare systems"),
     (["-i", DE_EN_HYP2, "--paired-bs", "--paired-ar"], "choose one of --paired-bs and --paired-ar"),
-    (["--seed", "abc"], "expected an integer or 'none'"),
+    (["--seed", "abc"], "expected a whole number >= 0 or 'none'"),
     (["--sentence-level", "--confidence"], "does not combine"),
 ])
 def test_analysis_usage_errors(args, message):

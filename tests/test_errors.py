@@ -1,0 +1,84 @@
+"""Bad input of every kind ends in one `Error:` line naming the file, the line and what
+was expected, with exit status 1 (2 for usage), never a traceback or a wrong number."""
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import DE_EN_HYP, DE_EN_REFS, run_cli
+
+
+def write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["-e", "bleu-evaluator 'unclosed"], 1,
+     "cannot parse the evaluator command \"bleu-evaluator 'unclosed\": No closing quotation"),
+    (["--seed", "-1", "-ci"], 2, "Invalid value for '--seed': expected a whole number >= 0"),
+    (["--seed", "1.5", "-ci"], 2, "expected a whole number >= 0 or 'none'"),
+    (["-m", "combine bleu=nan"], 1, "a combine part is SPEC=WEIGHT with a finite number"),
+    (["-m", "combine bleu=1_0"], 1, "a combine part is SPEC=WEIGHT with a finite number"),
+    (["-m", "combine bleu=١"], 1, "a combine part is SPEC=WEIGHT with a finite number"),
+    (["--scheduler", "a b"], 1, "--scheduler takes a scheduler's address"),
+    (["--scheduler", "local:0"], 1, "--scheduler local:N needs a number of workers"),
+    (["--scheduler", "local:2", "-j", "2"], 2, "-j runs copies on this machine, and --scheduler"),
+])
+def test_bad_option_values_are_one_clear_line(args, code, message):
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, *args)
+    assert result.exit_code == code, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_standard_input_cannot_go_to_a_cluster():
+    result = run_cli("corpus-score", DE_EN_REFS[0], "-", "--scheduler", "local:1", input="a\n")
+    assert result.exit_code == 2
+    assert "the workers read the files: standard input ('-') cannot be one" in result.output
+
+
+def test_a_decompression_bomb_is_refused_after_a_bounded_read(tmp_path):
+    """About 100 kB of gzip that would expand to 100 MB without a line end."""
+    bomb = write(tmp_path / "bomb.gz", gzip.compress(b"a" * 100_000_000, compresslevel=9))
+    assert os.path.getsize(bomb) < 200_000
+    result = run_cli("corpus-score", DE_EN_REFS[0], bomb)
+    assert result.exit_code == 1
+    assert f"{bomb}: line 1 is longer than 64 MiB; expected text with one segment" in result.output
+
+
+def test_a_long_line_is_named_by_its_number(tmp_path):
+    long = write(tmp_path / "long.txt", b"short\nfine\n" + b"x" * (65 << 20) + b"\nend\n")
+    result = run_cli("corpus-score", DE_EN_REFS[0], long)
+    assert result.exit_code == 1 and f"{long}: line 3 is longer than 64 MiB" in result.output
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"sentence_id\ttoken_id\ttoken\tsurprisal\n1\t1\tcaf\xe9\t2.5\n",
+     "line 2: invalid UTF-8 (byte 0xe9); expected UTF-8 text"),
+    ("sentence_id\ttoken_id\ttoken\tsurprisal\n1\t1\ta\t1_0\n".encode(),
+     "line 2: surprisal '1_0' is not a non-negative finite number of bits"),
+    ("sentence_id\ttoken_id\ttoken\tsurprisal\n1\t1\ta\t٣\n".encode(),
+     "line 2: surprisal '٣' is not a non-negative finite number of bits"),
+    ("sentence_id\ttoken_id\ttoken\tsurprisal\n1\t1\ta\t１\n".encode(),
+     "line 2: surprisal '１' is not a non-negative finite number"),
+])
+def test_a_bad_surprisal_table_is_named(tmp_path, content, message):
+    table = write(tmp_path / "surprisals.tsv", content)
+    result = run_cli("lm-score", table)
+    assert result.exit_code == 1 and f"{table}: {message}" in result.output
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path):
+    name = os.fsdecode(b"hyp\xff.txt")
+    (tmp_path / name).write_bytes(Path(DE_EN_HYP).read_bytes())
+    for args in ([str(tmp_path / name)], [str(tmp_path / name), "-f", "json"],
+                 [str(tmp_path / os.fsdecode(b"missing\xfe.txt"))]):
+        completed = subprocess.run([sys.executable, "-m", "evalproto", "corpus-score",
+                                    DE_EN_REFS[0], *args], capture_output=True)
+        assert b"Traceback" not in completed.stderr
+        assert completed.returncode in (0, 1)
+    assert b"missing\\udcfe.txt: no such file" in completed.stderr
