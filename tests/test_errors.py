@@ -2,6 +2,7 @@
 was expected, with exit status 1 (2 for usage), never a traceback or a wrong number."""
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DE_EN_HYP, DE_EN_REFS, run_cli
+from conftest import DE_EN_HYP, DE_EN_REFS, fake, run_cli
 
 
 def write(path: Path, data: bytes) -> str:
@@ -82,3 +83,40 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path):
         assert b"Traceback" not in completed.stderr
         assert completed.returncode in (0, 1)
     assert b"missing\\udcfe.txt: no such file" in completed.stderr
+
+
+def test_statistics_that_add_up_beyond_a_double_are_an_error_not_a_traceback(tmp_path):
+    command = fake(tmp_path, 'print("1e308 1 1", flush=True); continue', when="True")
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "the statistic stat1 adds up beyond the largest number a double holds" in result.output
+
+
+def test_names_and_tags_cannot_forge_lines_of_a_text_or_tsv_report(tmp_path):
+    """A tag holding a newline used to print a line of its own ("Group: forged")."""
+    refs = tmp_path / "ref"
+    refs.write_text("a b c\nd e f\n")
+    groups = tmp_path / "groups"
+    groups.write_bytes(b"x\rGroup: forged\ty\\z\nz\n")
+    hyp = tmp_path / "hyp\twith tab"
+    hyp.write_text("a b c\nd e\n")
+    text = run_cli("corpus-score", str(refs), str(hyp), "--groups", str(groups)).output
+    assert "Group: x\\rGroup: forged\\ty\\\\z" in text
+    assert not any(line.startswith("Group: forged") for line in text.splitlines())
+    assert f"{tmp_path}/hyp\\twith tab" in text
+    tsv = run_cli("corpus-score", str(refs), str(hyp), "--groups", str(groups), "-f", "tsv")
+    rows = [line.split("\t") for line in tsv.output.splitlines()]
+    assert {len(row) for row in rows} == {10}
+    assert rows[2][:2] == [f"{tmp_path}/hyp\\twith tab", "x\\rGroup: forged\\ty\\\\z"]
+
+
+def test_a_dataset_tag_with_a_newline_stays_on_its_line(tmp_path):
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(json.dumps({"id": "1", "answer": "a", "tags": ["x\nGroup: forged"]}) + "\n")
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"id": "1", "pred": "a"}) + "\n")
+    result = run_cli("corpus-score", "--data-format", "dynabench", str(dataset),
+                     str(predictions), "-m", "exact-match")
+    assert result.exit_code == 0, result.output
+    assert "Group: x\\nGroup: forged" in result.output
+    assert not any(line.startswith("Group: forged") for line in result.output.splitlines())
