@@ -97,7 +97,7 @@ NGRAM_REPORT_LENGTH = 50
 NGRAM_ALPHA = 1.0
 
 
-# -- lines and tokens ---------------------------------------------------------------------
+# -- lines and tokens --------------------------------------------------------------------
 
 def read_lines(path: str) -> List[str]:
     """The lines of a UTF-8 file as compare-mt reads them: Python's universal newlines, so a
@@ -112,7 +112,7 @@ def tokenize(line: str) -> List[str]:
     return line.strip().split(" ")
 
 
-# -- buckets ------------------------------------------------------------------------------
+# -- buckets -----------------------------------------------------------------------------
 
 def bucket_labels(cutoffs: Sequence[Number], integer: bool = True) -> Tuple[str, ...]:
     """compare-mt's labels for buckets with these cutoffs (one more label than cutoffs).
@@ -176,7 +176,7 @@ def bucket_sums(rows: np.ndarray, bucket: np.ndarray, n_buckets: int,
     return sums
 
 
-# -- BLEU, compare-mt's and NLTK's sentence BLEU -------------------------------------------
+# -- BLEU, compare-mt's and NLTK's sentence BLEU -----------------------------------------
 
 def _ngrams(tokens: Tokens, n: int) -> Counter:
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
@@ -249,7 +249,7 @@ def sentence_bleu_scores(rows: np.ndarray) -> np.ndarray:
     return np.array([sentence_bleu(row) for row in rows], dtype=np.float64)
 
 
-# -- word accuracy by frequency bucket ------------------------------------------------------
+# -- word accuracy by frequency bucket ---------------------------------------------------
 
 @dataclass(frozen=True)
 class WordAccuracy:
@@ -330,7 +330,7 @@ class FrequencyBuckets:
                             hyp_words.astype(np.int64), recall, precision, fmeasure)
 
 
-# -- n-gram difference ------------------------------------------------------------------------
+# -- n-gram difference -------------------------------------------------------------------
 
 def ngram_matches(refs: Sequence[Tokens], hyps: Sequence[Tokens], min_n: int = 1,
                   max_n: int = MAX_ORDER) -> Dict[Ngram, int]:
@@ -392,7 +392,7 @@ def ngram_difference(refs: Sequence[Tokens], first: Sequence[Tokens], second: Se
                            first_better[:report_length], second_better[:report_length])
 
 
-# -- the whole default report -------------------------------------------------------------------
+# -- the whole default report ------------------------------------------------------------
 
 @dataclass(frozen=True)
 class BucketTable:
@@ -460,7 +460,11 @@ class ComparisonReport:
     """First vs second system; None with fewer than two systems (compare-mt omits it)."""
 
 
-def analyze(refs: Sequence[str], systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]],
+Systems = Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
+"""System outputs as lines: by name, or a list named sys1, sys2, ... as compare-mt does."""
+
+
+def analyze(refs: Sequence[str], systems: Systems,
             freq_corpus: Optional[Iterable[str]] = None) -> ComparisonReport:
     """compare-mt's default analyses of one reference and N systems' outputs, as lines.
 
