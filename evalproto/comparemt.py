@@ -120,7 +120,7 @@ def bucket_labels(cutoffs: Sequence[Number], integer: bool = True) -> Tuple[str,
     labels = [f"<{cutoffs[0]}"]
     for previous, cutoff in zip(cutoffs, cutoffs[1:]):
         if integer and cutoff - 1 == previous:
-            labels.append(f"{previous}")
+            labels.append(f"{cutoff - 1}")
         else:
             labels.append(f"[{previous},{cutoff})")
     labels.append(f">={cutoffs[-1]}")

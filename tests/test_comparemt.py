@@ -422,6 +422,7 @@ def test_bleu_drops_an_order_without_matches_instead_of_scoring_zero():
     ((10.0, 20.0, 30.0, 90.0), False),
     ((0.25, 0.5, 0.75), True),
     ((3, 4, 4, 5), True),
+    ((1, 2.0, 3.5, 4.5), True),  # "1.0" and "3.5": the label is the cutoff minus one
     ((7,), True),
 ])
 def test_buckets_equal_compare_mts(cutoffs, integer):
