@@ -287,6 +287,9 @@ class Output:
         return f"{COLOR_CODES[color]}{text}{COLOR_RESET}" if self.colors else text
 
     def close(self) -> None:
+        """Flush; on a terminal with colours, end as colorama does at exit, with a reset."""
+        if self.colors:
+            self.stream.write(COLOR_RESET)
         self.stream.flush()
         self.stream.detach()
 
@@ -774,8 +777,8 @@ def _refuse_download(dataset: Any) -> Callable[[], None]:
                 raise NotCached(
                     f"Test set {dataset.name!r} is not in sacrebleu's local cache "
                     f"({os.path.dirname(dataset._outdir)}), and evalproto downloads "
-                    f"nothing: fetch it once with sacrebleu itself, e.g. "
-                    f"`sacrebleu -t {dataset.name} --download {dataset.name}`.")
+                    f"nothing: fetch it once with `sacrebleu --download {dataset.name}` "
+                    f"where the network is reachable.")
     return check
 
 
@@ -1211,6 +1214,8 @@ def print_subset_results(metrics: Dict[str, Metric], hyps: List[str], refs: List
                 metric.warn_if_tokenized(system)
                 score = Score(metric.name, metric.score(metric.rows(subset_refs, system))[0])
                 results.setdefault(key, []).append((len(system), score))
+    if not results:  # sacrebleu 2.6 crashes on max() of nothing
+        raise fail("No subset of the test set has a sentence.")
     key_width = max(len(key) for key in results) + 1
     name_width = max(len(score.name) for _, score in next(iter(results.values())))
     for key, scores in results.items():
