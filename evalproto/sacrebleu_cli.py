@@ -425,11 +425,10 @@ class Metric:
         self.arithmetic = arithmetic
         self.details = details
         self.warns_tokenized = warns_tokenized
-        self.nrefs: Union[int, str] = 0
+        self.nrefs = 0  # references per segment, as the signature says
 
     def rows(self, refs: Sequence[Sequence[str]], hyps: Sequence[str]) -> np.ndarray:
         """One row of statistics per segment; `refs` holds one list per reference."""
-        self.nrefs = len(refs)
         segments = list(zip(*refs)) if refs else [()] * len(hyps)
         return self.evaluator.stats_many(list(zip(segments, hyps)))
 
@@ -458,11 +457,11 @@ class Metric:
         them; the array is float32 or float64 as sacrebleu's would be."""
         return np.array([self.arithmetic(row) for row in sums.astype(np.float32)])
 
-    def signature(self, short: bool, resampling_fields: Resampling = Resampling()) -> str:
+    def signature(self, short: bool, resampled: Optional[Resampling] = None) -> str:
         """sacrebleu's signature: nrefs, resampling, the metric's settings, version."""
         settings = self.evaluator.signature_fields()
         fields: List[Tuple[str, Any]] = [("nrefs", self.nrefs)]
-        fields += [(key, value) for key, value in vars(resampling_fields).items()
+        fields += [(key, value) for key, value in vars(resampled or Resampling()).items()
                    if value is not None]
         fields += [(key, settings[key]) for key in SIGNATURE_KEYS[self.key]]
         fields.append(("version", VERSION))
@@ -485,18 +484,21 @@ def _sequential_sum(rows: np.ndarray) -> np.ndarray:
     return np.add.accumulate(rows, axis=0)[-1]
 
 
-def make_metrics(args: argparse.Namespace, sentence_level: bool) -> Dict[str, Metric]:
+def make_metrics(args: argparse.Namespace, nrefs: int) -> Dict[str, Metric]:
     """The metrics of -m, keyed and ordered as sacrebleu's dict of them (a repeated
     metric is built again, with its warnings, and keeps its first place)."""
     metrics: Dict[str, Metric] = {}
     for name in args.metrics:
         metric = {"bleu": make_bleu, "chrf": make_chrf, "ter": make_ter}[name](
-            args, sentence_level)
+            args, args.sentence_level)
+        metric.nrefs = nrefs
         metrics[metric.key] = metric
     return metrics
 
 
 def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
+    """BLEU with sacrebleu's options, its tokenizer by target language (-l), its advice
+    when -tok contradicts the language, and effective order at sentence level."""
     target = args.langpair.split("-")[1] if args.langpair else ""
     tokenizer = args.bleu_tokenize
     if tokenizer is None:
@@ -525,6 +527,7 @@ def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
 
 
 def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
+    """chrF with the --chrf-* options; named chrF<beta> with a + per word order."""
     chars, words, beta = args.chrf_char_order, args.chrf_word_order, args.chrf_beta
     spec = f"chrf --char-order {chars} --word-order {words} --beta {beta}"
     for flag, given in (("--lowercase", args.chrf_lowercase),
@@ -537,6 +540,7 @@ def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
 
 
 def make_ter(args: argparse.Namespace, sentence_level: bool) -> Metric:
+    """TER with the --ter-* options."""
     spec = "ter"
     for flag, given in (("--normalized", args.ter_normalized),
                         ("--no-punct", args.ter_no_punct),
@@ -783,6 +787,7 @@ def _refuse_download(dataset: Any) -> Callable[[], None]:
 
 
 def reference_files(test_set: str, langpair: str) -> List[str]:
+    """The reference files of a cached test set, processed from its raw files if need be."""
     return _sacrebleu("utils").get_reference_files(test_set, langpair)
 
 
@@ -868,11 +873,9 @@ def run(argv: Sequence[str]) -> int:
         return 0
     except SystemExit as exc:
         return _exit_code(exc)
-    except NotCached as exc:
-        with messages(args.quiet):
-            LOG.error(str(exc))
-        return 1
-    except (EvalprotoError, OSError, UnicodeDecodeError) as exc:
+    except (NotCached, EvalprotoError, OSError, UnicodeDecodeError) as exc:
+        # where sacrebleu shows a traceback (a missing file, a wrong encoding) or would
+        # download; the exit code is sacrebleu's, 1
         with messages(args.quiet):
             LOG.error(str(exc))
         return 1
@@ -881,6 +884,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _exit_code(exc: SystemExit) -> int:
+    """The process exit code that a SystemExit stands for."""
     if exc.code is None:
         return 0
     return exc.code if isinstance(exc.code, int) else 1
@@ -888,7 +892,6 @@ def _exit_code(exc: SystemExit) -> int:
 
 def evaluate(args: argparse.Namespace, out: Output) -> None:
     """sacrebleu's main(), step for step, with evalproto's statistics."""
-    paired = args.paired_bs or args.paired_ar
     if args.download:
         if args.download not in datasets():
             raise fail(f"No such test set {args.download}")
@@ -908,14 +911,42 @@ def evaluate(args: argparse.Namespace, out: Output) -> None:
                    "and you cannot then provide multiple reference files.")
     check_test_sets(args)
     if args.echo:
-        if args.langpair is None or args.test_set is None:
-            LOG.warning("--echo requires a test set (--t) and a language pair (-l)")
-            raise SystemExit(1)
-        with contextlib.redirect_stdout(out.stream):
-            for test_set in args.test_set.split(","):
-                _sacrebleu("utils").print_test_set(test_set, args.langpair, args.echo,
-                                                   args.origlang, args.subset)
+        return echo_test_sets(args, out)
+    inputs = read_inputs(args)
+    check_modes(args, len(inputs.systems))
+    systems, refs = select_segments(inputs, args)
+
+    metrics = make_metrics(args, len(refs))
+    if args.sentence_level:
+        return sentence_scores(metrics, systems[0], refs, args, out)
+    if args.detail and args.format == "json":
+        args.format = "text"  # the subset lines would break the JSON
+    if len(systems) == 1:
+        single_system(metrics, systems[0], refs, args, out)
+        if args.detail:
+            print_subset_results(metrics, inputs.systems[0], inputs.refs, args, out)
         return
+    LOG.info(f"Found {len(systems)} systems.")
+    if args.paired_bs or args.paired_ar:
+        columns, signatures = paired_tests(metrics, inputs.names, systems, refs, args)
+    else:
+        columns, signatures = several_systems(metrics, inputs.names, systems, refs, args)
+    print_results_table(out, columns, signatures, args)
+
+
+@dataclass
+class Inputs:
+    """The systems (named as sacrebleu names them) and the references, as read."""
+
+    names: List[str]
+    systems: List[List[str]]
+    refs: List[List[str]]
+
+
+def read_inputs(args: argparse.Namespace) -> Inputs:
+    """The references (files, -nr columns or test sets), then the systems (-i files or
+    the columns of stdin), with sacrebleu's warnings and errors in its order."""
+    paired = args.paired_bs or args.paired_ar
     if args.test_set is not None and args.bleu_tokenize == "none":
         LOG.warning("You are turning off BLEU's internal tokenizer presumably to supply "
                     "your own tokenized files.")
@@ -929,33 +960,41 @@ def evaluate(args: argparse.Namespace, out: Output) -> None:
             if not files:
                 LOG.warning(f"No references found for test set {test_set}/{args.langpair}.")
             ref_files.append(files)
-    full_refs = read_references(ref_files, args.num_refs, args.encoding)
-
+    refs = read_references(ref_files, args.num_refs, args.encoding)
     if args.input is None:
-        full_systems = read_stdin_systems(args.encoding)
-        names = [f"System {i + 1}" for i in range(len(full_systems))]
+        systems = read_stdin_systems(args.encoding)
+        names = [f"System {i + 1}" for i in range(len(systems))]
         if paired:
-            names = ["Baseline"] + [f"System {i + 1}" for i in range(len(full_systems) - 1)]
+            names = ["Baseline"] + [f"System {i + 1}" for i in range(len(systems) - 1)]
     else:
-        names, full_systems = read_file_systems(args.input, args.encoding, paired)
+        names, systems = read_file_systems(args.input, args.encoding, paired)
         if paired and names:
             names[0] = f"Baseline: {names[0]}"
-    num_sys = len(full_systems)
+    return Inputs(names, systems, refs)
 
+
+def check_modes(args: argparse.Namespace, systems: int) -> None:
+    """sacrebleu's refusals of modes that do not go together."""
+    paired = args.paired_bs or args.paired_ar
     if args.sentence_level:
-        if num_sys > 1:
+        if systems > 1:
             raise fail("Only one system can be evaluated in sentence-level mode.")
         if args.confidence or paired:
             raise fail("Statistical tests are unavailable in sentence-level mode.")
-    if paired and num_sys == 1:
+    if paired and systems == 1:
         raise fail("Paired tests require multiple input systems given to --input (-i).")
-    if num_sys > 1 and args.confidence:
+    if systems > 1 and args.confidence:
         raise fail("Use paired tests (--paired) for multiple systems.")
 
-    streams = [*full_systems, *full_refs]
+
+def select_segments(inputs: Inputs, args: argparse.Namespace
+                    ) -> Tuple[List[List[str]], List[List[str]]]:
+    """The systems and references of --origlang and --subset (all by default), checked
+    to be non-empty and as long as each other."""
+    streams = [*inputs.systems, *inputs.refs]
     if args.origlang is not None or args.subset is not None:
         streams = filter_subset(streams, args)
-    systems, refs = streams[:num_sys], streams[num_sys:]
+    systems, refs = streams[:len(inputs.systems)], streams[len(inputs.systems):]
     for system in systems:
         if not system:
             message = f"Test set {args.test_set!r} contains no sentence"
@@ -963,27 +1002,11 @@ def evaluate(args: argparse.Namespace, out: Output) -> None:
                 message += " with"
                 if args.origlang:
                     message += f" origlang={args.origlang}"
-                if args.subset:
+                if args.subset:  # sacrebleu 2.6 names the subset twice
                     message += f" subset={args.subset}" + args.subset
             raise fail(message)
         check_lengths(system, refs, args.test_set)
-
-    metrics = make_metrics(args, args.sentence_level)
-    if args.sentence_level:
-        return sentence_scores(metrics, systems[0], refs, args, out)
-    if args.detail and args.format == "json":
-        args.format = "text"  # the subset lines would break the JSON
-    if num_sys == 1:
-        single_system(metrics, systems[0], refs, args, out)
-        if args.detail:
-            print_subset_results(metrics, full_systems[0], full_refs, args, out)
-        return
-    LOG.info(f"Found {num_sys} systems.")
-    if paired:
-        columns, signatures = paired_tests(metrics, names, systems, refs, args)
-    else:
-        columns, signatures = several_systems(metrics, names, systems, refs, args)
-    print_results_table(out, columns, signatures, args)
+    return systems, refs
 
 
 def check_test_sets(args: argparse.Namespace) -> None:
@@ -1017,7 +1040,19 @@ def check_test_sets(args: argparse.Namespace) -> None:
                            *[f" > {langpair}" for langpair in langpairs])
 
 
+def echo_test_sets(args: argparse.Namespace, out: Output) -> None:
+    """--echo: fields of the test sets, tab-separated, by sacrebleu's helper."""
+    if args.langpair is None or args.test_set is None:
+        LOG.warning("--echo requires a test set (--t) and a language pair (-l)")
+        raise SystemExit(1)
+    with contextlib.redirect_stdout(out.stream):
+        for test_set in args.test_set.split(","):
+            _sacrebleu("utils").print_test_set(test_set, args.langpair, args.echo,
+                                               args.origlang, args.subset)
+
+
 def check_lengths(system: List[str], refs: List[List[str]], test_set: Optional[str]) -> None:
+    """sacrebleu's error when a system and the references differ in length."""
     if all(len(ref) == len(system) for ref in refs):
         return
     errors = ["System and reference streams have different lengths."]
@@ -1099,7 +1134,7 @@ def single_system(metrics: Dict[str, Metric], hyps: List[str], refs: List[List[s
         metric.warn_if_tokenized(hyps)
         rows = metric.rows(refs, hyps)
         score = Score(metric.name, *metric.score(rows))
-        fields = Resampling()
+        fields = None
         if bootstrap > 1:
             seed_text, seed = seed_setting()
             score.mean, score.ci = single_system_ci(metric, rows, bootstrap, seed)

@@ -275,7 +275,7 @@ CASES = [
     # test sets from sacrebleu's cache
     Case("test-set", f"{WMT19} -i {{hyp40}} -m bleu chrf -f text"),
     Case("test-set-stdin-paired", f"{WMT19} -m bleu -pbs -pbsn 50 -f text", stdin="hyp40"),
-    Case("test-set-concatenated", f"-t wmt19,wmt19 -l de-en -i {{hyp80}} -f text"),
+    Case("test-set-concatenated", "-t wmt19,wmt19 -l de-en -i {hyp80} -f text"),
     Case("test-set-tokenize-none", f"{WMT19} -i {{hyp40}} -tok none -f text"),
     Case("test-set-detail", f"{WMT19} -i {{hyp40}} -d -m bleu chrf"),
     Case("test-set-origlang", f"{WMT19} -i {{hyp40}} -ol de -m bleu chrf -f text"),
@@ -288,9 +288,9 @@ CASES = [
     Case("list-langpair", "--list -l de-en"),
     Case("list-test-set", "--list -t wmt19"),
     Case("download-cached", "--download wmt19 -l de-en"),
-    Case("test-set-without-langpair", f"-t wmt19 -i {{hyp40}}"),
-    Case("test-set-unknown", f"-t nope -l de-en -i {{hyp40}}"),
-    Case("test-set-unknown-langpair", f"-t wmt19 -l en-xx -i {{hyp40}}"),
+    Case("test-set-without-langpair", "-t wmt19 -i {hyp40}"),
+    Case("test-set-unknown", "-t nope -l de-en -i {hyp40}"),
+    Case("test-set-unknown-langpair", "-t wmt19 -l en-xx -i {hyp40}"),
     Case("test-set-and-references", f"{WMT19} {A} -i {{hyp40}}"),
 ]
 
