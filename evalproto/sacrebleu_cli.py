@@ -529,7 +529,8 @@ def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
 def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
     """chrF with the --chrf-* options; named chrF<beta> with a + per word order."""
     chars, words, beta = args.chrf_char_order, args.chrf_word_order, args.chrf_beta
-    spec = f"chrf --char-order {chars} --word-order {words} --beta {beta}"
+    # beta enters only squared: sacrebleu's chrF-1 is evalproto's chrf --beta 1
+    spec = f"chrf --char-order {chars} --word-order {words} --beta {abs(beta)}"
     for flag, given in (("--lowercase", args.chrf_lowercase),
                         ("--whitespace", args.chrf_whitespace),
                         ("--eps-smoothing", args.chrf_eps_smoothing)):
@@ -981,7 +982,7 @@ def check_modes(args: argparse.Namespace, systems: int) -> None:
             raise fail("Only one system can be evaluated in sentence-level mode.")
         if args.confidence or paired:
             raise fail("Statistical tests are unavailable in sentence-level mode.")
-    if paired and systems == 1:
+    if paired and systems < 2:  # sacrebleu 2.6 crashes on none (-i with no file)
         raise fail("Paired tests require multiple input systems given to --input (-i).")
     if systems > 1 and args.confidence:
         raise fail("Use paired tests (--paired) for multiple systems.")
