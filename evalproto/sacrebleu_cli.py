@@ -10,9 +10,9 @@ evalproto's resampling (sacrebleu's random draws).
 Two things make the figures print exactly as sacrebleu's:
 
 - A score is computed from the summed row with sacrebleu's own scalar float operations,
-  in its order (`_bleu`, `_chrf`, `_ter` below). `evaluator.score_many` agrees to about
-  1e-15, but numpy's vectorised exp and log are not libm's on AVX-512 machines, and the
-  JSON of paired tests shows scores to the last digit.
+  in its order (`bleu_from_sums`, `chrf_from_sums`, `ter_from_sums`). BLEU's
+  `evaluator.score_many` can differ in the last bit, as numpy's vectorised exp and log
+  are not libm's on AVX-512 machines, and the JSON of paired tests shows every digit.
 - sacrebleu scores bootstrap resamples from float32 sums, so chrF and TER resamples are
   computed in float32 and BLEU's precisions are rounded to float32. The resampled
   scores here come from the same float32 sums through the same functions, with the
@@ -312,8 +312,8 @@ class BleuDetails:
                 f"hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})")
 
 
-def _bleu(stats: Sequence[Number], method: str, value: Optional[float],
-          effective_order: bool) -> Tuple[Number, BleuDetails]:
+def bleu_from_sums(stats: Sequence[Number], method: str, value: Optional[float],
+                   effective_order: bool) -> Tuple[Number, BleuDetails]:
     """BLEU of summed statistics [hyp_len, ref_len, correct_1..4, total_1..4] with
     sacrebleu's operations in its order. Given Python floats, the arithmetic is float64;
     given a float32 row (a bootstrap resample), the precisions are float32 as in
@@ -348,7 +348,8 @@ def _bleu(stats: Sequence[Number], method: str, value: Optional[float],
     return bp * math.exp(sum(logs) / orders), BleuDetails(precisions, bp, sys_len, ref_len)
 
 
-def _chrf(stats: Sequence[Number], orders: int, beta: int, eps_smoothing: bool) -> Number:
+def chrf_from_sums(stats: Sequence[Number], orders: int, beta: int,
+                   eps_smoothing: bool) -> Number:
     """chrF of summed [hyp, ref, match] triples per order with sacrebleu's operations in
     its order (float32 throughout for a float32 row, as in sacrebleu's bootstrap)."""
     factor = beta ** 2
@@ -378,7 +379,7 @@ def _chrf(stats: Sequence[Number], orders: int, beta: int, eps_smoothing: bool) 
     return 100 * f_score
 
 
-def _ter(stats: Sequence[Number]) -> Number:
+def ter_from_sums(stats: Sequence[Number]) -> Number:
     """TER of summed [edits, average reference length], as sacrebleu computes it."""
     edits, ref_len = stats[0], stats[1]
     if ref_len > 0:
@@ -521,8 +522,8 @@ def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
     if sentence_level:  # sacrebleu turns effective order on for sentence BLEU
         spec += " --effective-order"
     return Metric("BLEU", "BLEU", spec,
-                  lambda stats: _bleu(stats, method, value, sentence_level)[0],
-                  lambda stats: _bleu(stats, method, value, sentence_level)[1],
+                  lambda stats: bleu_from_sums(stats, method, value, sentence_level)[0],
+                  lambda stats: bleu_from_sums(stats, method, value, sentence_level)[1],
                   warns_tokenized=not args.bleu_force)
 
 
@@ -537,7 +538,7 @@ def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
         spec += f" {flag}" if given else ""
     eps = args.chrf_eps_smoothing
     return Metric("CHRF", f"chrF{beta}" + "+" * words, spec,
-                  lambda stats: _chrf(stats, chars + words, beta, eps))
+                  lambda stats: chrf_from_sums(stats, chars + words, beta, eps))
 
 
 def make_ter(args: argparse.Namespace, sentence_level: bool) -> Metric:
@@ -548,7 +549,7 @@ def make_ter(args: argparse.Namespace, sentence_level: bool) -> Metric:
                         ("--asian-support", args.ter_asian_support),
                         ("--case-sensitive", args.ter_case_sensitive)):
         spec += f" {flag}" if given else ""
-    return Metric("TER", "TER", spec, _ter)
+    return Metric("TER", "TER", spec, ter_from_sums)
 
 
 # -- formatting scores ------------------------------------------------------------------

@@ -24,7 +24,7 @@ from sacrebleu.significance import PairedTest
 
 from conftest import DATA, read_lines, script
 from evalproto import __version__
-from evalproto.sacrebleu_cli import _bleu, _chrf, _ter
+from evalproto.sacrebleu_cli import bleu_from_sums, chrf_from_sums, ter_from_sums
 
 pytestmark = pytest.mark.skipif(
     sacrebleu.__version__ != "2.6.0",
@@ -409,7 +409,7 @@ def test_bleu_arithmetic_is_sacrebleus(smooth, dtype) -> None:
     for row in random_rows("bleu", 400, 1):
         stats = np.array(row, dtype=dtype) if dtype else [float(x) for x in row]
         expected = metric._compute_score_from_stats(np.array(row, dtype=dtype) if dtype else row)
-        score, details = _bleu(stats, method, value, False)
+        score, details = bleu_from_sums(stats, method, value, False)
         assert score == expected.score and type(score) is type(expected.score)
         assert [float(p) for p in details.precisions] == [float(p) for p in expected.precisions]
 
@@ -424,9 +424,11 @@ def test_chrf_and_ter_arithmetic_is_sacrebleus(options, dtype) -> None:
         row = row[:3 * orders]
         stats = np.array(row, dtype=dtype) if dtype else [float(x) for x in row]
         expected = chrf._compute_score_from_stats(np.array(row, dtype=dtype) if dtype else row)
-        score = _chrf(stats, orders, options.get("beta", 2), options.get("eps_smoothing", False))
+        score = chrf_from_sums(stats, orders, options.get("beta", 2),
+                               options.get("eps_smoothing", False))
         assert score == expected.score and type(score) is type(expected.score)
     for row in random_rows("ter", 400, 3):
         stats = np.array(row, dtype=dtype) if dtype else row
         expected = ter._compute_score_from_stats(np.array(row, dtype=dtype) if dtype else row)
-        assert _ter(stats) == expected.score and type(_ter(stats)) is type(expected.score)
+        score = ter_from_sums(stats)
+        assert score == expected.score and type(score) is type(expected.score)
