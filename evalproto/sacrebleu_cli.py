@@ -454,9 +454,9 @@ class Metric:
         return np.array([self.arithmetic(row) for row in sums.tolist()], dtype=np.float64)
 
     def resampled_scores(self, sums: np.ndarray) -> np.ndarray:
-        """Scores of bootstrap resamples, from their float32 sums as sacrebleu computes
+        """Scores of bootstrap resamples from their float32 sums, as sacrebleu computes
         them; the array is float32 or float64 as sacrebleu's would be."""
-        return np.array([self.arithmetic(row) for row in sums.astype(np.float32)])
+        return np.array([self.arithmetic(row) for row in sums])
 
     def signature(self, short: bool, resampled: Optional[Resampling] = None) -> str:
         """sacrebleu's signature: nrefs, resampling, the metric's settings, version."""
@@ -730,12 +730,54 @@ def seed_setting() -> Tuple[str, Optional[int]]:
     return text, None if text.lower() == "none" else int(text)
 
 
+FLOAT32_EXACT = 2 ** 24
+"""Integers up to this are exact in float32."""
+DRAW_CHUNK = 32
+"""Resamples drawn at a time where the draws themselves are needed; numpy continues
+the stream of `choice` exactly across calls of whole rows."""
+
+
+def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[int]
+                   ) -> Iterator[List[np.ndarray]]:
+    """float32 sums of the next bootstrap resamples of each system's rows, all systems
+    drawn alike, equal to sacrebleu's: it converts the rows to float32 and adds each
+    resample's rows in draw order. Where every partial sum is exact in float32 (counts,
+    and TER's averages over 1, 2 or 4 references, in corpora of modest size), the order
+    does not matter and the sums are evalproto's weighted sums of the rows; otherwise the
+    rows are added in sacrebleu's order, from the same draws."""
+    if all(_exact_in_float32(rows) for rows in systems):
+        for counts in resampling.bootstrap_counts(len(systems[0]), samples, seed):
+            yield [(counts @ rows).astype(np.float32) for rows in systems]
+        return
+    systems32 = [rows.astype(np.float32) for rows in systems]
+    rng = np.random.default_rng(seed)
+    for start in range(0, samples, DRAW_CHUNK):
+        picks = rng.choice(len(systems[0]), size=(min(DRAW_CHUNK, samples - start),
+                                                  len(systems[0])), replace=True)
+        yield [np.stack([rows[resample].sum(0) for resample in picks]) for rows in systems32]
+
+
+def _exact_in_float32(rows: np.ndarray) -> bool:
+    """Whether any sum of up to len(rows) rows is exact in float32: the statistics are
+    multiples of 1/4, and n times the largest of a column, in quarters, is below 2^24."""
+    quarters = rows * 4
+    return bool(np.array_equal(quarters, np.round(quarters))) and \
+        len(rows) * float(np.abs(quarters).max(initial=0)) < FLOAT32_EXACT
+
+
+def bootstrap_scores(metric: Metric, rows: np.ndarray, samples: int,
+                     seed: Optional[int]) -> np.ndarray:
+    """The scores of sacrebleu's bootstrap resamples of one system."""
+    return np.concatenate([metric.resampled_scores(sums) for (sums,) in
+                           resampled_sums([rows], samples, seed)])
+
+
 def single_system_ci(metric: Metric, rows: np.ndarray, samples: int,
                      seed: Optional[int]) -> Tuple[Number, Number]:
     """Mean and half-width of the 95% bootstrap interval of one system, as sacrebleu's
     Score.estimate_ci computes them: over the resampled scores as scalars (float32 for
     chrF and TER), with statistics.mean, not numpy's mean (paired tests use that)."""
-    scores = resampling.bootstrap_scores(rows, metric.resampled_scores, samples, seed)
+    scores = bootstrap_scores(metric, rows, samples, seed)
     ordered = sorted(scores.tolist() if scores.dtype == np.float64 else list(scores))
     lower = len(ordered) // 40
     upper = len(ordered) - lower - 1
@@ -749,9 +791,9 @@ def paired_bootstrap(metric: Metric, baseline: np.ndarray, system: np.ndarray,
     one. The scores are those of float32 sums, so the reductions are done here rather
     than in resampling.paired_bootstrap, which scores in float64."""
     baseline_scores, system_scores = [], []
-    for counts in resampling.bootstrap_counts(len(baseline), samples, seed):
-        baseline_scores.append(metric.resampled_scores(counts @ baseline))
-        system_scores.append(metric.resampled_scores(counts @ system))
+    for baseline_sums, system_sums in resampled_sums([baseline, system], samples, seed):
+        baseline_scores.append(metric.resampled_scores(baseline_sums))
+        system_scores.append(metric.resampled_scores(system_sums))
     system_all = np.concatenate(system_scores)
     mean, ci = resampling.estimate_ci(system_all)
     differences = np.abs(system_all - np.concatenate(baseline_scores))
@@ -1182,8 +1224,8 @@ def paired_tests(metrics: Dict[str, Metric], names: List[str], systems: List[Lis
         rows = metric.rows(refs, systems[0])
         score = Score(metric.name, metric.score(rows)[0])
         if test == "bs":
-            score.mean, score.ci = resampling.estimate_ci(resampling.bootstrap_scores(
-                rows, metric.resampled_scores, samples, seed))
+            score.mean, score.ci = resampling.estimate_ci(
+                bootstrap_scores(metric, rows, samples, seed))
         baselines[metric.name] = metric, rows, float(score.score)
         columns[metric.name] = [score]
         fields = Resampling(bs=samples, seed=str(seed).lower()) if test == "bs" else \

@@ -102,6 +102,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, str]:
         hyp80=write(root / "hyp80", lt22[:40] * 2),
         ref40=write(root / "ref40", ref_a[:40]),
         ref40b=write(root / "ref40b", ref_b[:40]),
+        refs3_tsv=write(root / "refs3.tsv", [f"{a}\t{b}\t{c}" for a, b, c in
+                                             zip(ref_a[:40], ref_b[:40], lan_bridge[:40])]),
     )
     # Universal newlines on stdin (a lone \r ends a line there, not in files), and
     # trailing spaces that sacrebleu keeps in the first line's fields only.
@@ -237,6 +239,12 @@ CASES = [
          "{crlf_ref} -m chrf bleu --chrf-whitespace -f text -w 6", stdin="crlf_tsv"),
     # references: tab-separated with -nr; encodings
     Case("num-refs-tsv", "{refs_tsv} -nr 2 -i " + LT22 + " -m bleu chrf ter -f text"),
+    # TER's average over 3 references is not exact in float32: sacrebleu's resample sums
+    # depend on the order of its draws
+    Case("num-refs-3-ter-confidence", "{refs3_tsv} -nr 3 -i {hyp40} -m ter -ci -cin 200 "
+                                      "-f text -w 12"),
+    Case("num-refs-3-ter-paired-bs", "{refs3_tsv} -nr 3 -i {hyp40} {ref40b} -m ter -pbs "
+                                     "-pbsn 200 -f text -w 12"),
     Case("num-refs-wrong-count", "{refs_tsv} -nr 3 -i " + LT22),
     Case("num-refs-with-two-files", f"{A} {B} -nr 2 -i {LT22}"),
     Case("encoding-latin-1", "{latin1_ref} --encoding latin-1 -i {latin1_hyp} -m bleu chrf "
