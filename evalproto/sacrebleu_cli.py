@@ -328,7 +328,7 @@ def bleu_from_sums(stats: Sequence[Number], method: str, value: Optional[float],
     precisions: List[Number] = [0.0] * MAX_ORDER
     if not any(correct):
         return 0.0, BleuDetails(precisions, bp, sys_len, ref_len)
-    halvings, orders = 1., MAX_ORDER
+    doubling, orders = 1., MAX_ORDER
     for n in range(MAX_ORDER):
         if method == "add-k" and n > 0:
             correct[n] += value
@@ -340,8 +340,8 @@ def bleu_from_sums(stats: Sequence[Number], method: str, value: Optional[float],
         if correct[n] != 0:
             precisions[n] = 100. * correct[n] / total[n]
         elif method == "exp":
-            halvings *= 2
-            precisions[n] = 100. / (halvings * total[n])
+            doubling *= 2
+            precisions[n] = 100. / (doubling * total[n])
         elif method == "floor":
             precisions[n] = 100. * value / total[n]
     logs = [LOG_OF_ZERO if p == 0.0 else math.log(p) for p in precisions[:orders]]
@@ -1213,7 +1213,7 @@ def paired_tests(metrics: Dict[str, Metric], names: List[str], systems: List[Lis
     test = "bs" if args.paired_bs else "ar"
     samples = args.paired_bs_n if test == "bs" else args.paired_ar_n
     samples = samples if samples > 0 else PAIRED_DEFAULTS[test]
-    seed_text, seed = seed_setting()
+    _, seed = seed_setting()
     test_seed = seed if seed else None  # sacrebleu's tests treat a seed of 0 as none
     columns: Dict[str, List[Cell]] = {"System": names}
     signatures: Dict[str, str] = {}
