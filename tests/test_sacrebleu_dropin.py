@@ -168,7 +168,7 @@ CASES = [
     Case("json-default", f"{A} -i {LT22}"),
     Case("text-two-refs-three-metrics", f"{A} {B} -i {LT22} -m bleu chrf ter -f text"),
     Case("json-list-metrics-reordered", f"{A} -i {LT22} -m ter chrf bleu"),
-    Case("score-only-text", f"{A} -i {LT22} -m bleu chrf ter -b -f text"),
+    Case("score-only-text", f"{A} -i {LT22} -m bleu chrf -b -f text"),
     Case("score-only-json", f"{A} -i {LT22} -m bleu chrf -b"),
     Case("short-text", f"{A} {B} -i {LT22} -m bleu chrf --short -f text"),
     Case("short-ignored-in-json", f"{A} -i {LT22} -m chrf ter --short"),
@@ -182,7 +182,7 @@ CASES = [
     Case("chrf++-eps-smoothing", f"{EN_DE} -m chrf -cw 2 --chrf-eps-smoothing -w 6"),
     Case("ter-options", f"{MULTI} -m ter --ter-case-sensitive --ter-no-punct "
                         f"--ter-normalized --ter-asian-support -f text -w 4"),
-    Case("ter-normalized-short", f"{A} -i {LT22} -m ter --ter-normalized --short -f text"),
+    Case("ter-normalized-short", "{ref40} -i {hyp40} -m ter --ter-normalized --short -f text"),
     Case("multilingual-three-metrics", f"{MULTI} -m bleu chrf ter -f text -w 3"),
     Case("target-zh-picks-zh", f"{MULTI} -l en-zh -f text"),
     Case("target-zh-warns-13a", f"{MULTI} -l en-zh -tok 13a -f text"),
@@ -191,11 +191,12 @@ CASES = [
     # bootstrap confidence: float32 resamples, statistics.mean, at many digits
     Case("confidence-text-wide", f"{A} -i {LT22} -m bleu chrf ter --confidence "
                                  f"-cin 200 -f text -w 12"),
-    Case("confidence-json", f"{EN_DE} -m bleu chrf ter -s add-k -cw 2 -ci -cin 100 -w 6"),
+    Case("confidence-json", "en-de.ref.A.de -i en-de.hyp.Online-A.de -m bleu chrf ter -s add-k "
+                            "-cw 2 -ci -cin 100 -w 6"),
     Case("confidence-n-1-is-none", f"{A} -i {LT22} --confidence -cin 1 -f text"),
     Case("confidence-seed-from-env", f"{A} -i {LT22} -m bleu chrf --confidence -cin 100 "
                                      f"-f text -w 6", env={"SACREBLEU_SEED": "007"}),
-    Case("confidence-score-only", f"{A} -i {LT22} -m bleu ter -b -ci -cin 100 -f text"),
+    Case("confidence-score-only", f"{A} -i {LT22} -m bleu chrf -b -ci -cin 100 -f text"),
     # sentence level: BLEU with effective order; chrF and TER unchanged
     Case("sentence-bleu", f"{A} {B} -i {LT22} -sl -w 3"),
     Case("sentence-bleu-floor", f"{MULTI} -sl -s floor -w 10"),
