@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import pty
 import random
 import shlex
 import subprocess
@@ -98,6 +99,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, str]:
         latin1_ref=write(root / "ref.latin1", lines["en-de.ref.A.de"], "latin-1"),
         latin1_hyp=write(root / "hyp.latin1", lines["en-de.hyp.Online-A.de"], "latin-1"),
         hyp40=write(root / "hyp40", lt22[:40]),
+        near_lt22=write(root / "near-LT22", lan_bridge[:3] + lt22[3:]),  # p > 0.05
         hyp40b=write(root / "hyp40b", lan_bridge[:40]),
         hyp80=write(root / "hyp80", lt22[:40] * 2),
         ref40=write(root / "ref40", ref_a[:40]),
@@ -317,6 +319,44 @@ def test_same_as_sacrebleu(case: Case, files: Dict[str, str]) -> None:
         assert ours.stderr == normalise(theirs.stderr)
     else:
         assert "Traceback" not in ours.stderr
+
+
+# -- colours, which sacrebleu writes only to a terminal ------------------------------------
+
+def on_terminal(command: List[str], env: Dict[str, str]) -> str:
+    """What a command writes to a terminal (a pseudo-terminal here)."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(command, stdout=slave, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL, cwd=DATA, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(master)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("args", [
+    f"{A} -i {LT22} {LAN} {{near_lt22}} -m bleu chrf -pbs -pbsn 50 -f text",  # all colours
+    f"{A} -i {LT22} -m bleu chrf -ci -cin 50 -f text",  # cyan intervals
+])
+@pytest.mark.parametrize("no_color", [None, "NO_COLOR=1", "--no-color"])
+def test_colours_on_a_terminal_as_sacrebleu(args: str, no_color: Optional[str],
+                                            files: Dict[str, str]) -> None:
+    words = shlex.split(args.format(**files)) + (["--no-color"] if no_color == "--no-color"
+                                                 else [])
+    env = environment({"NO_COLOR": "1"} if no_color == "NO_COLOR=1" else {}, files["cache"])
+    theirs = on_terminal([script("sacrebleu"), *words], env)
+    ours = on_terminal([script("evalproto"), "sacrebleu", *words], env)
+    assert ours == normalise(theirs)
+    assert ("\x1b[" in ours) == (no_color is None)
 
 
 # -- where sacrebleu cannot be run, or crashes ---------------------------------------------
