@@ -607,3 +607,6 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
                      else lmreport.format_comparison_text(rows, baseline, other))
     except EvalprotoError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+main.add_command(__import__("evalproto.sacrebleu_cli").sacrebleu_cli.command)  # `evalproto sacrebleu`
