@@ -33,11 +33,11 @@ from sacrebleu.metrics import TER as SacreTER
 from sacrebleu.significance import _bootstrap_resample
 
 from data import make_nbest
-from evalproto.client import EvaluatorProcess
-from evalproto.resampling import bootstrap_scores
-from evaluators.bleu import BLEU
-from evaluators.chrf import CHRF
-from evaluators.ter import TER
+from evalproto.sources.process import EvaluatorProcess
+from evalproto.stats.resampling import bootstrap_scores
+from evalproto.evaluators.bleu import BLEU
+from evalproto.evaluators.chrf import CHRF
+from evalproto.evaluators.ter import TER
 
 ROOT = Path(__file__).parent.parent
 LMC = ROOT / ".venv-lmc" / "bin" / "lmc"

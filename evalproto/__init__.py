@@ -1,7 +1,7 @@
 """evalproto: metric evaluators with additive statistics, in process or over a pipe.
 
 Every name is imported on first use: Evaluator and EvaluatorProcess bring numpy, and the
-`evalproto` command (evalproto.launch) must set its signal handlers and start its
+`evalproto` command (evalproto.cli.launch) must set its signal handlers and start its
 evaluators before anything slow.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY = {"Evaluator": "evalproto.evaluator", "EvaluatorProcess": "evalproto.client",
+_LAZY = {"Evaluator": "evalproto.metrics.evaluator", "EvaluatorProcess": "evalproto.sources.process",
          **dict.fromkeys(["EvalprotoError", "EvaluatorError", "InputError", "SetupError"],
-                         "evalproto.errors")}
+                         "evalproto.base.errors")}
 
 __all__ = [
     "Evaluator",

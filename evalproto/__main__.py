@@ -1,3 +1,3 @@
-from evalproto.launch import main
+from evalproto.cli.launch import main
 
 main()

@@ -22,10 +22,10 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 import click
 import numpy as np
 
-from evalproto.errors import SetupError
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
-from evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
-from evaluators.fast_13a import FastTokenizer13a
+from evalproto.base.errors import SetupError
+from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
+from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+from evalproto.evaluators.fast_13a import FastTokenizer13a
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",

@@ -15,7 +15,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from evalproto.evaluator import Item
+from evalproto.metrics.evaluator import Item
 
 _KEY_LIMIT = 2 ** 62
 """Keys (sequence, code) are packed in one int64 and kept below this bound."""

@@ -17,9 +17,9 @@ from typing import Any, Iterator, List, Sequence, Tuple
 import click
 import numpy as np
 
-from evalproto.errors import SetupError
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
-from evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+from evalproto.base.errors import SetupError
+from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
+from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16

@@ -13,10 +13,10 @@ from typing import Any, Iterator, List, Sequence, Tuple
 import click
 import numpy as np
 
-from evalproto.errors import SetupError
-from evalproto.numerals import parse_number
-from evalproto.evaluator import Evaluator
-from evalproto.registry import from_spec
+from evalproto.base.errors import SetupError
+from evalproto.base.numerals import parse_number
+from evalproto.metrics.evaluator import Evaluator
+from evalproto.metrics.registry import from_spec
 
 
 def parse_part(text: str) -> Tuple[str, float]:

@@ -11,7 +11,7 @@ from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.evaluator import Evaluator
+from evalproto.metrics.evaluator import Evaluator
 
 
 class ExactMatch(Evaluator):

@@ -14,8 +14,8 @@ from typing import Iterator, List, Sequence, Tuple
 import click
 import numpy as np
 
-from evalproto.errors import SetupError
-from evalproto.evaluator import Evaluator
+from evalproto.base.errors import SetupError
+from evalproto.metrics.evaluator import Evaluator
 
 
 class MacroF1(Evaluator):

@@ -17,7 +17,7 @@ from typing import Iterator, List, Sequence, Tuple
 import click
 import numpy as np
 
-from evalproto.evaluator import Evaluator
+from evalproto.metrics.evaluator import Evaluator
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _DELETE_PUNCTUATION = str.maketrans("", "", string.punctuation)

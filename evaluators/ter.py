@@ -21,9 +21,9 @@ import click
 import numpy as np
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from evalproto.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
-from evalproto.gcpause import paused_gc
-from evaluators.ter_search import translation_edit_rate
+from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evalproto.base.gcpause import paused_gc
+from evalproto.evaluators.ter_search import translation_edit_rate
 
 
 

@@ -23,7 +23,7 @@ import click
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from evalproto.evaluator import Evaluator
+from evalproto.metrics.evaluator import Evaluator
 
 _SPACE_RUNS = re.compile(r"\s\s+")
 _OPCODE_STATS = {"replace": 0, "delete": 1, "insert": 2}

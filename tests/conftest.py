@@ -12,7 +12,7 @@ from typing import List, Union
 import pytest
 from click.testing import CliRunner
 
-from evalproto.cli import main
+from evalproto.cli.main import main
 
 DATA = Path(__file__).parent / "data"
 DE_EN_REFS = [str(DATA / "de-en.ref.A.en"), str(DATA / "de-en.ref.B.en")]

@@ -12,7 +12,7 @@ from conftest import (
     read_lines, run_cli,
 )
 from evalproto import __version__
-from evaluators.bleu import BLEU, SMOOTH_DEFAULTS
+from evalproto.evaluators.bleu import BLEU, SMOOTH_DEFAULTS
 
 CORPORA = {
     "de-en": (DE_EN_REFS, DE_EN_HYP),

@@ -11,9 +11,10 @@ from conftest import (
     DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, read_lines, run_cli, script,
     wait_for_file,
 )
-from evalproto import EvaluatorError, EvaluatorProcess, InputError, client
-from evalproto.errors import EvaluatorWarning
-from evaluators.bleu import BLEU
+from evalproto import EvaluatorError, EvaluatorProcess, InputError
+from evalproto.sources import process as client
+from evalproto.base.errors import EvaluatorWarning
+from evalproto.evaluators.bleu import BLEU
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
 

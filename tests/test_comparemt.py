@@ -1,9 +1,9 @@
-"""evalproto.comparemt against compare-mt 0.2.10 itself.
+"""evalproto.stats.comparemt against compare-mt 0.2.10 itself.
 
 compare-mt's default run (`compare-mt ref sys1 sys2 ...`) is run in this process with its
 own `main()`, and the report objects it builds are captured just before it prints them,
 so every figure is compared at full precision (its printout has 4 decimals). Every figure
-is compared for exact equality: evalproto.comparemt does compare-mt's and NLTK's float
+is compared for exact equality: evalproto.stats.comparemt does compare-mt's and NLTK's float
 operations in the same order, so no tolerance is needed. The one exception is the order
 of tied n-gram scores, which compare-mt takes from Python's string hashing (a different
 order in every process, see test_compare_mt_orders_tied_ngrams_by_string_hashing), so the
@@ -28,7 +28,7 @@ from compare_mt import bucketers, compare_mt_main, corpus_utils, reporters, scor
 from sacrebleu.metrics import BLEU as SacreBLEU
 
 from conftest import DATA
-from evalproto import comparemt as cm
+from evalproto.stats import comparemt as cm
 
 NBSP = "\xa0"
 

@@ -13,12 +13,12 @@ from conftest import (
     DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, refusing, run_cli, script,
     with_bad_line,
 )
-from evalproto import readers
-from evalproto.distributed import bag_score, bag_stats, local_cluster, plan_partitions
-from evalproto.errors import InputError
-from evalproto.statsfile import read_stats
-from evaluators.bleu import BLEU
-from evaluators.ter import TER
+from evalproto.readers import text as readers
+from evalproto.sources.dask import bag_score, bag_stats, local_cluster, plan_partitions
+from evalproto.base.errors import InputError
+from evalproto.readers.statsfiles import read_stats
+from evalproto.evaluators.bleu import BLEU
+from evalproto.evaluators.ter import TER
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ def write(path: Path, data: bytes) -> str:
     (["-m", "combine bleu=1_0"], 1, "a combine part is SPEC=WEIGHT with a finite number"),
     (["-m", "combine bleu=١"], 1, "a combine part is SPEC=WEIGHT with a finite number"),
     (["--scheduler", "a b"], 1, "--scheduler takes a scheduler's address"),
+    (["--scheduler", "local2"], 1, "got 'local2' (local:2?)"),
     (["--scheduler", "local:0"], 1, "--scheduler local:N needs a number of workers"),
     (["--scheduler", "local:2", "-j", "2"], 2, "-j runs copies on this machine, and --scheduler"),
 ])

@@ -6,8 +6,8 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
 from conftest import DATA, read_lines
-from evaluators.bleu import BLEU
-from evaluators.fast_13a import CONTEXT_RULES, FIRST_RULE, FastTokenizer13a
+from evalproto.evaluators.bleu import BLEU
+from evalproto.evaluators.fast_13a import CONTEXT_RULES, FIRST_RULE, FastTokenizer13a
 
 SACREBLEU = Tokenizer13a()
 FAST = FastTokenizer13a()

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import script, serve as serve_process
-from evalproto.numerals import format_number, format_numbers
-from evalproto.server import serve
-from evaluators.bleu import BLEU
+from evalproto.base.numerals import format_number, format_numbers
+from evalproto.wire.server import serve
+from evalproto.evaluators.bleu import BLEU
 
 EVALUATOR = BLEU()
 WIDTH = len(EVALUATOR.stat_names)

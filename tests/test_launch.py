@@ -9,8 +9,10 @@ import sys
 import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, script
-from evalproto import EvaluatorProcess, launch, processes
-from evalproto.launch import METRIC_FLAGS, head_start, option_values
+from evalproto import EvaluatorProcess
+from evalproto.base import processes
+from evalproto.cli import launch
+from evalproto.cli.launch import METRIC_FLAGS, head_start, option_values
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +78,7 @@ def test_untaken_head_starts_are_killed():
 
 
 def test_the_entry_point_starts_evaluators_before_importing_numpy_or_click():
-    probe = ("import sys, evalproto.launch; "
+    probe = ("import sys, evalproto.cli.launch; "
              "print([name for name in ('numpy', 'click') if name in sys.modules])")
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert completed.stdout.strip() == "[]", completed.stderr

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import DATA, json_rows, read_lines, run_cli
 
-from evalproto import lmlogs
+from evalproto.readers import lmlogs
 
 ROOT = Path(__file__).parent.parent
 MODEL = Path(__file__).parent / "lm_fixture" / "ngram_model.py"

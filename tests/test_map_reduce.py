@@ -10,7 +10,7 @@ import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
 
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script
-from evalproto.statsfile import read_stats
+from evalproto.readers.statsfiles import read_stats
 
 BOUNDS = [(0, 50), (50, 100), (100, 150)]
 

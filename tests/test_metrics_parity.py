@@ -76,7 +76,7 @@ def test_chrf_matches_sacrebleu(mode, spec, options, refs, hyp):
 
 
 def test_chrf_keeps_the_best_reference_per_segment():
-    from evaluators.chrf import CHRF
+    from evalproto.evaluators.chrf import CHRF
     chrf = CHRF()
     far, near = "completely unrelated words", "the cat sat on the mat"
     assert chrf.stats([far, near], "the cat sat on a mat") == chrf.stats([near], "the cat sat on a mat")
@@ -112,7 +112,7 @@ def test_ter_matches_sacrebleu(tmp_path, mode, spec, options, corpus):
                                                           "case_sensitive": True}])
 def test_ter_tokenizes_references_twice_as_sacrebleu_does(options):
     """A second Tercom pass splits "Squire's" once more; sacrebleu makes it on references."""
-    from evaluators.ter import TER
+    from evalproto.evaluators.ter import TER
     hyp = "Die Kette Squire's berichtet, dass 30 Prozent planen."
     refs = ["Squire's, eine andere Kette, meldet, dass 30 Prozent planen."]
     expected = SacreTER(**options).corpus_score([hyp], [refs])
@@ -170,13 +170,13 @@ def test_wer_and_cer_match_jiwer(mode, options, word_transform, char_transform, 
 
 
 def test_wer_splits_text_as_jiwer_does():
-    from evaluators.wer import WER
+    from evalproto.evaluators.wer import WER
     text = " tab\tinside  two  spaces\n"
     assert WER().units(text) == wer_default([text])[0]
 
 
 def test_wer_picks_the_reference_with_fewest_edits_and_the_first_on_ties():
-    from evaluators.wer import WER
+    from evalproto.evaluators.wer import WER
     metric = WER()
     assert metric.stats(["a b c d e", "a b x"], "a b c") == [1, 0, 0, 3]
     assert metric.stats(["a b c d", "a b c e"], "a b c") == [0, 1, 0, 4]

@@ -5,7 +5,7 @@ import pytest
 from conftest import (
     DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, refusing, run_cli, script, with_bad_line,
 )
-from evalproto.pool import chunks
+from evalproto.sources.pool import chunks
 
 
 def rows(*args):

@@ -3,9 +3,9 @@
 import io
 
 from conftest import DE_EN_HYP, DE_EN_REFS, read_lines
-from evalproto.progress import Progress
-from evalproto.scoring import stats_tables
-from evaluators.bleu import BLEU
+from evalproto.cli.progress import Progress
+from evalproto.stats.reductions import stats_tables
+from evalproto.evaluators.bleu import BLEU
 
 
 class Terminal(io.StringIO):
@@ -43,7 +43,7 @@ def test_never_shown_when_stderr_is_not_a_terminal():
 
 
 def test_scoring_reports_every_item_in_chunks(monkeypatch):
-    from evalproto import scoring
+    from evalproto.stats import reductions as scoring
     monkeypatch.setattr(scoring, "CHUNK_ITEMS", 40)
     stream, clock = Terminal(), Clock()
     progress = Progress(150, "scoring", stream, clock)

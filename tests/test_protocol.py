@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from evalproto.protocol import (
+from evalproto.wire.protocol import (
     EvalRequest,
     InfoRequest,
     RequestError,

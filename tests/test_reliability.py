@@ -222,7 +222,7 @@ def test_o_writes_through_a_device_instead_of_replacing_it(tmp_path):
 
 
 def test_a_run_killed_while_writing_leaves_no_temporary_file(tmp_path):
-    writer = ("import sys; from evalproto.outputs import write_output; "
+    writer = ("import sys; from evalproto.base.outputs import write_output; "
               "write_output(sys.argv[1], 'x' * 300_000_000)")
     for delay in (0.3, 0.6, 0.9, 1.2):
         (tmp_path / "out.txt").write_text("old\n")

@@ -25,7 +25,7 @@ from sacrebleu.significance import PairedTest
 
 from conftest import DATA, read_lines, script
 from evalproto import __version__
-from evalproto.sacrebleu_cli import bleu_from_sums, chrf_from_sums, ter_from_sums
+from evalproto.cli.sacrebleu import bleu_from_sums, chrf_from_sums, ter_from_sums
 
 pytestmark = pytest.mark.skipif(
     sacrebleu.__version__ != "2.6.0",

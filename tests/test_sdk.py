@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
-from evalproto import Evaluator, EvaluatorError, scoring
-from evalproto.server import serve as serve_requests
+from evalproto import Evaluator, EvaluatorError
+from evalproto.stats import reductions as scoring
+from evalproto.wire.server import serve as serve_requests
 
 CUSTOM = textwrap.dedent('''
     import click

@@ -11,8 +11,8 @@ from sacrebleu.significance import PairedTest
 from conftest import (
     DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, json_rows, read_lines, run_cli,
 )
-from evalproto import resampling
-from evalproto.scoring import group_rows, rows_by_key
+from evalproto.stats import resampling
+from evalproto.stats.reductions import group_rows, rows_by_key
 
 PAIRS = {"de-en": (DE_EN_REFS, [DE_EN_HYP, DE_EN_HYP2]),
          "en-de": (EN_DE_REFS, [EN_DE_HYP, EN_DE_REFS[0].replace("ref.A", "hyp.JDExploreAcademy")])}
@@ -216,7 +216,7 @@ def test_group_rows_counts_a_tag_once_per_segment():
 def test_column_sums_add_row_after_row_as_sacrebleu_does():
     """sacrebleu sums statistics one segment after another; numpy's pairwise summation
     of a column differs in the last bits for fractional values (TER's averages)."""
-    from evalproto.resampling import column_sums
+    from evalproto.stats.resampling import column_sums
     thirds = (np.random.default_rng(5).integers(1, 40, size=10_000) / 3).tolist()
     expected = 0
     for value in thirds:

@@ -10,8 +10,8 @@ from typing import Dict, List, Tuple
 import pytest
 
 from conftest import json_rows, run_cli, script
-from evaluators.bleu import BLEU
-from evaluators.chrf import CHRF
+from evalproto.evaluators.bleu import BLEU
+from evalproto.evaluators.chrf import CHRF
 
 TEXT_REFS = ["  The cat sat on the mat.", "\tIt rained all day . ", "Paris", "  ",
              "a b c d e f", " 42 apples and 7 pears", "\u3000東京は晴れ", "x"]

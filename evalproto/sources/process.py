@@ -23,10 +23,10 @@ from typing import (Any, BinaryIO, Deque, Dict, Iterable, List, NoReturn, Option
 
 import numpy as np
 
-from evalproto import processes
-from evalproto.errors import EvaluatorError, EvaluatorWarning, InputError, SetupError
-from evalproto.items import Item, checked_items
-from evalproto.protocol import (
+from evalproto.base import processes
+from evalproto.base.errors import EvaluatorError, EvaluatorWarning, InputError, SetupError
+from evalproto.base.items import Item, checked_items
+from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
     LineTooLong,
     RequestError,

@@ -18,8 +18,8 @@ from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tupl
 import msgspec
 import numpy as np
 
-from evalproto.errors import InputError
-from evalproto.items import Item
+from evalproto.base.errors import InputError
+from evalproto.base.items import Item
 
 STDIN = "-"
 

@@ -15,10 +15,10 @@ import click
 import numpy as np
 
 from evalproto import __version__
-from evalproto.errors import EvaluatorError
-from evalproto.items import Item, checked_item, checked_items
-from evalproto.protocol import PROTOCOL_VERSION, RequestError
-from evalproto.server import console_command
+from evalproto.base.errors import EvaluatorError
+from evalproto.base.items import Item, checked_item, checked_items
+from evalproto.wire.protocol import PROTOCOL_VERSION, RequestError
+from evalproto.wire.server import console_command
 
 REFERENCE_CACHE_SIZE = 1024
 """How many reference sets an evaluator keeps preprocessed. Scoring goes segment by
@@ -82,7 +82,7 @@ class Evaluator(ABC):
 
     def checked_stats(self, refs: Sequence[str], hyp: str) -> Tuple[float, ...]:
         """`stats` of one segment (its surrounding whitespace removed, see
-        evalproto.items), checked to be the declared number of finite numbers."""
+        evalproto.base.items), checked to be the declared number of finite numbers."""
         refs, hyp = checked_item(refs, hyp)
         row = tuple(float(value) for value in self.stats(refs, hyp))
         if len(row) != len(self.stat_names):
@@ -130,7 +130,7 @@ class Evaluator(ABC):
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row of statistics per (refs, hyp) item, as a float64 array of shape (n, k).
-        Items are checked and stripped as evalproto.items says."""
+        Items are checked and stripped as evalproto.base.items says."""
         items = checked_items(items)
         try:
             rows = self.stats_batch(items)

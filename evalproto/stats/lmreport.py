@@ -12,19 +12,20 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from evalproto import lmlogs, surprisals
-from evalproto.errors import InputError
-from evalproto.gcpause import paused_gc
-from evalproto.readers import read_bytes
-from evalproto.numerals import to_json
-from evalproto.resampling import (
+from evalproto.readers import lmlogs
+from evalproto.readers import surprisals
+from evalproto.base.errors import InputError
+from evalproto.base.gcpause import paused_gc
+from evalproto.readers.text import read_bytes
+from evalproto.base.numerals import to_json
+from evalproto.stats.resampling import (
     approximate_randomization,
     checked_total,
     bootstrap_counts,
     estimate_ci,
     paired_bootstrap,
 )
-from evalproto.scoring import rows_by_key
+from evalproto.stats.reductions import rows_by_key
 
 Summarize = Callable[[np.ndarray, Optional[np.ndarray]], Dict[str, Any]]
 

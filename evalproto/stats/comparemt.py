@@ -101,7 +101,7 @@ NGRAM_ALPHA = 1.0
 
 def read_lines(path: str) -> List[str]:
     """The lines of a UTF-8 file as compare-mt reads them: Python's universal newlines, so a
-    lone "\\r" ends a line too (unlike evalproto.readers, which splits on "\\n" only).
+    lone "\\r" ends a line too (unlike evalproto.readers.text, which splits on "\\n" only).
     The line break is removed; nothing else is."""
     with open(path, "r", encoding="utf-8") as stream:
         return [line[:-1] if line.endswith("\n") else line for line in stream]

@@ -11,8 +11,8 @@ from importlib.metadata import EntryPoint, entry_points
 
 import click
 
-from evalproto.errors import SetupError
-from evalproto.evaluator import Evaluator
+from evalproto.base.errors import SetupError
+from evalproto.metrics.evaluator import Evaluator
 
 GROUP = "evalproto.evaluators"
 

@@ -26,9 +26,9 @@ from typing import Annotated, Any, Dict, Iterator, List, Optional, Sequence, Tup
 import msgspec
 import numpy as np
 
-from evalproto.errors import InputError
-from evalproto.numerals import json_number
-from evalproto.gcpause import paused_gc
+from evalproto.base.errors import InputError
+from evalproto.base.numerals import json_number
+from evalproto.base.gcpause import paused_gc
 
 HIT_RANKS = (1, 3, 10, 20)
 COMPLETION_MAX_RANK = 2

@@ -13,9 +13,9 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from evalproto.errors import InputError
-from evalproto.numerals import parse_number, shorten
-from evalproto.readers import split_lines
+from evalproto.base.errors import InputError
+from evalproto.base.numerals import parse_number, shorten
+from evalproto.readers.text import split_lines
 
 HEADER = ["sentence_id", "token_id", "token", "surprisal"]
 STAT_NAMES = ("bits", "tokens")

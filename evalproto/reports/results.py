@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from evalproto.numerals import format_numbers, json_number, to_json
-from evalproto.scoring import Result, SegmentScores
+from evalproto.base.numerals import format_numbers, json_number, to_json
+from evalproto.stats.reductions import Result, SegmentScores
 
 FORMATS = ("text", "json", "tsv")
 SIGNIFICANCE_LEVEL = 0.05

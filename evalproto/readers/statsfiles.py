@@ -31,10 +31,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.errors import InputError
-from evalproto.outputs import write_output
-from evalproto.protocol import RequestError, format_rows, parse_numbers
-from evalproto.readers import read_bytes, split_lines
+from evalproto.base.errors import InputError
+from evalproto.base.outputs import write_output
+from evalproto.wire.protocol import RequestError, format_rows, parse_numbers
+from evalproto.readers.text import read_bytes, split_lines
 
 MAGIC = "#evalproto-stats "
 FORMAT_VERSION = 2

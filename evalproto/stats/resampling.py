@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError
 
 DEFAULT_SEED = 12345
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory

@@ -11,19 +11,24 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import click
 
-from evalproto import __version__, datasets, lmlogs, lmreport, registry
-from evalproto.client import DEFAULT_TIMEOUT
-from evalproto.errors import EvalprotoError, InputError
-from evalproto.launch import METRIC_FLAGS, option_values
-from evalproto.numerals import parse_number
-from evalproto.outputs import write_output
-from evalproto.readers import STDIN as STDIN_NAME
-from evalproto.readers import Corpus, check_inputs, read_corpus, read_lines
-from evalproto.reports import FORMATS, format_results, format_segments
-from evalproto.resampling import DEFAULT_SEED
-from evalproto.scoring import Analysis, MetricTable, analyse, segment_scores, stats_tables
-from evalproto.sources import MetricSpec
-from evalproto.statsfile import MetricColumns, StatsFile, merge_stats, read_stats, write_stats
+from evalproto import __version__
+from evalproto.cli import sacrebleu
+from evalproto.readers import datasets
+from evalproto.readers import lmlogs
+from evalproto.stats import lmreport
+from evalproto.metrics import registry
+from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.base.errors import EvalprotoError, InputError
+from evalproto.cli.launch import METRIC_FLAGS, option_values
+from evalproto.base.numerals import parse_number
+from evalproto.base.outputs import write_output
+from evalproto.readers.text import STDIN as STDIN_NAME
+from evalproto.readers.text import Corpus, check_inputs, read_corpus, read_lines
+from evalproto.reports.results import FORMATS, format_results, format_segments
+from evalproto.stats.resampling import DEFAULT_SEED
+from evalproto.stats.reductions import Analysis, MetricTable, analyse, segment_scores, stats_tables
+from evalproto.sources.specs import MetricSpec
+from evalproto.readers.statsfiles import MetricColumns, StatsFile, merge_stats, read_stats, write_stats
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -262,7 +267,7 @@ def distributed_corpus_score(scheduler: str, specs: Sequence[MetricSpec],
                              timeout: float, sentence_level: bool, output_format: str,
                              width: int, output: str, analysis_flags: Dict[str, Any]) -> None:
     """corpus-score with the statistics computed on a Dask cluster."""
-    from evalproto import distributed
+    from evalproto.sources import dask as distributed
 
     try:
         with distributed.connect(scheduler) as client:
@@ -405,7 +410,7 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
     try:
         with ExitStack() as stack:
             if scheduler:
-                from evalproto import distributed
+                from evalproto.sources import dask as distributed
                 client = stack.enter_context(distributed.connect(scheduler))
                 segments, tables = distributed.distributed_tables(
                     client, specs, ref_paths, [hyp_path], timeout or None)
@@ -572,7 +577,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
         options = (reranker, raw, skip_first_token, by, resamples, seed)
         if scheduler:
             check_scheduler(1, logs)
-            from evalproto import distributed
+            from evalproto.sources import dask as distributed
             with distributed.connect(scheduler) as client:
                 results = distributed.distributed_lm_summaries(client, logs, *options)
         else:
@@ -609,4 +614,4 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
         raise click.ClickException(str(exc)) from None
 
 
-main.add_command(__import__("evalproto.sacrebleu_cli").sacrebleu_cli.command)  # `evalproto sacrebleu`
+main.add_command(sacrebleu.command)

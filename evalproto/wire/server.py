@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, BinaryIO, Iterator, List, TextIO, Union
 
 import click
 
-from evalproto.errors import EvalprotoError
-from evalproto.protocol import (
+from evalproto.base.errors import EvalprotoError
+from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
     EvalRequest,
     LineTooLong,
@@ -37,7 +37,7 @@ from evalproto.protocol import (
 )
 
 if TYPE_CHECKING:
-    from evalproto.evaluator import Evaluator
+    from evalproto.metrics.evaluator import Evaluator
 
 
 def _parse_line(line: Union[bytes, LineTooLong]) -> Request:

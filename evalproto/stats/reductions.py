@@ -9,10 +9,10 @@ from typing import Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.errors import EvalprotoError
-from evalproto.items import Item
-from evalproto.progress import Progress
-from evalproto.resampling import (
+from evalproto.base.errors import EvalprotoError
+from evalproto.base.items import Item
+from evalproto.cli.progress import Progress
+from evalproto.stats.resampling import (
     DEFAULT_SEED,
     approximate_randomization,
     bootstrap_scores,

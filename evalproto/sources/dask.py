@@ -19,13 +19,13 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto import lmreport
-from evalproto.errors import EvalprotoError, SetupError
-from evalproto.items import Item
-from evalproto.pool import contiguous_ranges
-from evalproto.processes import interrupts_ignored
-from evalproto.resampling import column_sums
-from evalproto.readers import (
+from evalproto.stats import lmreport
+from evalproto.base.errors import EvalprotoError, SetupError
+from evalproto.base.items import Item
+from evalproto.sources.pool import contiguous_ranges
+from evalproto.base.processes import interrupts_ignored
+from evalproto.stats.resampling import column_sums
+from evalproto.readers.text import (
     check_inputs,
     check_line_counts,
     count_lines,
@@ -35,11 +35,11 @@ from evalproto.readers import (
     read_bytes,
     read_line_range,
 )
-from evalproto.scoring import MetricTable, StatsSource, stats_tables
-from evalproto.sources import MetricSpec
+from evalproto.stats.reductions import MetricTable, StatsSource, stats_tables
+from evalproto.sources.specs import MetricSpec
 
-ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+(:[0-9]+)?/?\Z", re.IGNORECASE)
-"""A scheduler address as Dask takes it: tcp://host:8786, host:8786, tls://host, ..."""
+ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+:[0-9]+/?\Z", re.IGNORECASE)
+"""A scheduler address as Dask takes it: tcp://host:8786, host:8786, tls://host:8786."""
 PARTITIONS_PER_WORKER = 4
 CONNECT_TIMEOUT = 10
 
@@ -174,8 +174,11 @@ def connect(scheduler: str) -> Iterator[Any]:
             yield client
         return
     if not ADDRESS.match(scheduler):
-        raise SetupError(f"--scheduler takes a scheduler's address, such as tcp://host:8786 or "
-                         f"host:8786, or local[:N] for N local workers; got {scheduler!r}")
+        hint = (f" (local:{scheduler[5:]}?)" if scheduler[:5] == "local"
+                and scheduler[5:].isdigit() else "")
+        raise SetupError(f"--scheduler takes a scheduler's address with its port, such as "
+                         f"tcp://host:8786, or local[:N] for N local workers; got "
+                         f"{scheduler!r}{hint}")
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, ValueError, TimeoutError) as exc:

@@ -51,7 +51,7 @@ def head_start(args: Sequence[str]) -> None:
     words = [word.partition("=")[0] for word in args]
     if not args or args[0] not in _COMMANDS or any(word in _NOT_LOCAL for word in words):
         return
-    from evalproto import processes
+    from evalproto.base import processes
 
     jobs = [value for _, value in option_values(args, dict.fromkeys(_JOBS_FLAGS, "jobs"))]
     copies = int(jobs[-1]) if jobs and jobs[-1].isdigit() else 1
@@ -74,11 +74,11 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is shown escaped
         stream.reconfigure(errors="backslashreplace")
     try:
-        from evalproto import processes
+        from evalproto.base import processes
 
         atexit.register(processes.end_untaken)
         head_start(sys.argv[1:])
-        from evalproto.cli import main as cli_main
+        from evalproto.cli.main import main as cli_main
 
         cli_main(prog_name="evalproto")
     except (Interrupted, KeyboardInterrupt):

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.client import ClosedOnExit
-from evalproto.errors import EvalprotoError
-from evalproto.processes import interrupts_ignored
-from evalproto.items import Item
-from evalproto.scoring import StatsSource
+from evalproto.sources.process import ClosedOnExit
+from evalproto.base.errors import EvalprotoError
+from evalproto.base.processes import interrupts_ignored
+from evalproto.base.items import Item
+from evalproto.stats.reductions import StatsSource
 
 if TYPE_CHECKING:
-    from evalproto.sources import MetricSpec
+    from evalproto.sources.specs import MetricSpec
 
 _WORKER_SOURCE: Optional[StatsSource] = None
 _CHUNKS_PER_COPY = 4

@@ -6,10 +6,10 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Optional
 
-from evalproto import registry
-from evalproto.client import EvaluatorProcess
-from evalproto.pool import EvaluatorPool
-from evalproto.scoring import StatsSource
+from evalproto.metrics import registry
+from evalproto.sources.process import EvaluatorProcess
+from evalproto.sources.pool import EvaluatorPool
+from evalproto.stats.reductions import StatsSource
 
 
 @dataclass(frozen=True)

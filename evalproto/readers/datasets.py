@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
-from evalproto.errors import InputError
-from evalproto.gcpause import paused_gc
-from evalproto.readers import Corpus, parse_jsonl, read_bytes
+from evalproto.base.errors import InputError
+from evalproto.base.gcpause import paused_gc
+from evalproto.readers.text import Corpus, parse_jsonl, read_bytes
 
 FORMATS = ("text", "dynabench", "oasst")
 

@@ -45,8 +45,10 @@ import click
 import numpy as np
 from tabulate import tabulate
 
-from evalproto import __version__, registry, resampling
-from evalproto.errors import EvalprotoError
+from evalproto import __version__
+from evalproto.metrics import registry
+from evalproto.stats import resampling
+from evalproto.base.errors import EvalprotoError
 
 
 def _sacrebleu(module: str) -> Any:

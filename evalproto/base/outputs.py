@@ -20,7 +20,7 @@ import stat
 import sys
 import tempfile
 
-from evalproto.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError
 
 STDOUT = "-"
 
