@@ -11,13 +11,12 @@ tests/test_bulk_ngrams.py checks the two give equal rows.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import math
 from collections import Counter
 from functools import lru_cache
 from itertools import chain
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
@@ -62,8 +61,8 @@ class BLEU(CountsEvaluator):
     """BLEU (Papineni et al., 2002), identical to sacrebleu's."""
 
     name = "bleu"
-    label = "BLEU"
     higher_is_better = True
+    resample_dtype = np.float32  # as sacrebleu sums its bootstrap resamples
     options = (
         click.Option(["--tokenize", "-tok"], type=click.Choice(list(TOKENIZERS)),
                      default="13a", show_default=True, help="sacrebleu tokenizer."),
@@ -133,24 +132,67 @@ class BLEU(CountsEvaluator):
             rows[:, 2 + self.max_order + n] = np.maximum(hyp_len - n, 0)
         return rows
 
-    def score_rows(self, vectors: np.ndarray) -> np.ndarray:
-        """sacrebleu's `compute_bleu` for every row at once."""
+    def score(self, vector: np.ndarray) -> float:
+        return self._computed(vector)[0]
+
+    @property
+    def score_name(self) -> str:
+        return "BLEU"
+
+    def details(self, vector: np.ndarray) -> Dict[str, Any]:
+        """sacrebleu's BLEUScore fields: precisions, bp, ratio, sys_len, ref_len."""
+        return self._computed(vector)[1]
+
+    def verbose_score(self, vector: np.ndarray) -> str:
+        """What sacrebleu prints after BLEU: "77.5/52.2/36.1/24.7 (BP = 1.000 ...)"."""
+        details = self._computed(vector)[1]
+        precisions = "/".join(f"{p:.1f}" for p in details["precisions"])
+        return (f"{precisions} (BP = {details['bp']:.3f} ratio = {details['ratio']:.3f} "
+                f"hyp_len = {details['sys_len']:d} ref_len = {details['ref_len']:d})")
+
+    def _computed(self, vector: np.ndarray) -> Tuple[float, Dict[str, Any]]:
+        """sacrebleu's `BLEU.compute_bleu` with its operations in its order, so that the
+        score is sacrebleu's to the bit: given a float64 row, in float64; given a
+        float32 row (a bootstrap resample), with float32 precisions as sacrebleu's
+        resamples have (the lengths, logarithms and exponentials are float64 in both).
+        Lengths are truncated to integers, an order with no n-grams ends the product,
+        and a zero precision contributes a log of -9999999999."""
         order = self.max_order
-        scores = bleu_scores(vectors[:, 0], vectors[:, 1], vectors[:, 2:2 + order],
-                             vectors[:, 2 + order:], self.smooth_method, self.smooth_value,
-                             self.effective_order)
-        if not np.isfinite(scores).all():
-            raise ValueError("BLEU is not finite for these statistics and smoothing")
-        return scores
+        sys_len, ref_len = int(vector[0]), int(vector[1])
+        correct, total = list(vector[2:2 + order]), list(vector[2 + order:2 + 2 * order])
+        value = SMOOTH_DEFAULTS[self.smooth_method] if self.smooth_value is None \
+            else self.smooth_value
+        bp = 1.0
+        if sys_len < ref_len:
+            bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+        precisions: List[Any] = [0.0] * order
+        score = 0.0
+        if any(correct):
+            doubling, orders = 1., order
+            for n in range(order):
+                if self.smooth_method == "add-k" and n > 0:
+                    correct[n] += value
+                    total[n] += value
+                if total[n] == 0:
+                    break
+                if self.effective_order:
+                    orders = n + 1
+                if correct[n] != 0:
+                    precisions[n] = 100. * correct[n] / total[n]
+                elif self.smooth_method == "exp":
+                    doubling *= 2
+                    precisions[n] = 100. / (doubling * total[n])
+                elif self.smooth_method == "floor":
+                    precisions[n] = 100. * value / total[n]
+            score = bp * math.exp(sum([_log(p) for p in precisions[:orders]]) / orders)
+        return score, {"precisions": [float(p) for p in precisions], "bp": bp,
+                       "ratio": sys_len / ref_len if ref_len else 0.0,
+                       "sys_len": sys_len, "ref_len": ref_len}
 
     def for_sentences(self) -> BLEU:
         """This BLEU with effective order, as sacrebleu scores sentences (its `-sl` turns
         it on: otherwise a sentence of fewer than four words would score 0)."""
-        if self.effective_order:
-            return self
-        sentences = copy.copy(self)
-        sentences.effective_order = True
-        return sentences
+        return self if self.effective_order else self.with_changes(effective_order=True)
 
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         """An n-gram matches at most once per occurrence; a hypothesis of L tokens has L
@@ -219,61 +261,13 @@ def closest_lengths(hyp_len: np.ndarray, ref_len: np.ndarray,
     return ref_len[preference][firsts]
 
 
-def bleu_scores(sys_len: np.ndarray, ref_len: np.ndarray, correct: np.ndarray,
-                total: np.ndarray, smooth_method: str, smooth_value: Optional[float],
-                effective_order: bool) -> np.ndarray:
-    """sacrebleu's `BLEU.compute_bleu`, one row per corpus, with the same float
-    operations in the same order, so that every score is bit-identical to sacrebleu's.
-    Like sacrebleu, lengths are truncated to integers, an order with no n-grams ends the
-    product, and a zero precision contributes a log of -9999999999. The precisions are
-    plain arithmetic, done for all rows at once; the logarithms, their sum and the
-    exponentials are Python's `math.log`, `sum` and `math.exp`, as in sacrebleu (numpy's
-    vectorised exp and log may differ from them in the last bit)."""
-    if smooth_value is None:
-        smooth_value = SMOOTH_DEFAULTS[smooth_method]
-    sys_len, ref_len = np.trunc(sys_len), np.trunc(ref_len)
-    max_order = correct.shape[1]
-    any_correct = (correct != 0).any(axis=1)
-    correct, total = correct.copy(), total.copy()
-    if smooth_method == "add-k":
-        correct[:, 1:] += smooth_value
-        total[:, 1:] += smooth_value
-    reached = np.cumprod(total != 0, axis=1, dtype=bool)
-    zero = reached & (correct == 0)
-    matched = reached & ~zero
-    precisions = np.zeros_like(correct)
-    precisions[matched] = 100. * correct[matched] / total[matched]
-    if smooth_method == "exp":
-        doubled = np.cumsum(zero, axis=1)[zero].astype(np.float64)
-        precisions[zero] = 100. / (2. ** doubled * total[zero])
-    elif smooth_method == "floor":
-        precisions[zero] = 100. * smooth_value / total[zero]
-    eff_order = np.full(len(correct), max_order)
-    if effective_order:
-        reached_orders = reached.sum(axis=1)
-        eff_order = np.where(reached_orders > 0, reached_orders, max_order)
-    scores = np.zeros(len(correct))
-    for i in np.flatnonzero(any_correct).tolist():
-        order = int(eff_order[i])
-        log_sum = sum([_log(p)
-                       for p in precisions[i, :order].tolist()])
-        scores[i] = _brevity_penalty(float(sys_len[i]), float(ref_len[i])) * math.exp(
-            log_sum / order)
-    return scores
-
-
 def _log(precision: float) -> float:
     """sacrebleu's floored log; a negative precision (from a negative smoothing value)
-    is NaN, which score_rows refuses."""
+    is NaN, which checked_score refuses."""
     if precision == 0.0:
         return -9999999999
     return math.log(precision) if precision > 0 else math.nan
 
-
-def _brevity_penalty(sys_len: float, ref_len: float) -> float:
-    if sys_len >= ref_len:
-        return 1.0
-    return math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
 
 if __name__ == "__main__":
     BLEU.main()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Any, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -45,8 +45,8 @@ class CHRF(CountsEvaluator):
     """chrF / chrF++ character n-gram F-score, identical to sacrebleu's."""
 
     name = "chrf"
-    label = "chrF"
     higher_is_better = True
+    resample_dtype = np.float32  # as sacrebleu sums its bootstrap resamples
     options = (
         click.Option(["--char-order", "-cc"], type=click.IntRange(min=0), default=6,
                      show_default=True, help="Character n-gram order."),
@@ -123,8 +123,49 @@ class CHRF(CountsEvaluator):
         ranked = np.lexsort((np.arange(len(owner)), -self.f_scores(per_reference), owner))
         return per_reference[ranked[np.searchsorted(owner[ranked], np.arange(hyps))]]
 
-    def score_rows(self, vectors: np.ndarray) -> np.ndarray:
-        return self.f_scores(vectors)
+    def score(self, vector: np.ndarray) -> float:
+        """sacrebleu's `CHRF._compute_f_score` with its operations in its order, on
+        whatever scalars the row holds: float64 for a corpus score, float32 for a
+        bootstrap resample, where sacrebleu computes in float32 too (its epsilon is a
+        Python float, which numpy's rules then round to float32 or not, as they do for
+        sacrebleu)."""
+        factor = self.beta ** 2
+        orders = self.char_order + self.word_order
+        f_sum, matched_orders = 0.0, 0
+        precision_sum, recall_sum = 0.0, 0.0
+        for i in range(orders):
+            hyp, ref, match = vector[3 * i], vector[3 * i + 1], vector[3 * i + 2]
+            precision = match / hyp if hyp > 0 else _EPSILON
+            recall = match / ref if ref > 0 else _EPSILON
+            denominator = factor * precision + recall
+            f_sum += (1 + factor) * precision * recall / denominator if denominator > 0 \
+                else _EPSILON
+            if hyp > 0 and ref > 0:
+                precision_sum += precision
+                recall_sum += recall
+                matched_orders += 1
+        if self.eps_smoothing:
+            return 100 * f_sum / orders
+        if matched_orders == 0:
+            precision_sum = recall_sum = 0.0
+        else:
+            precision_sum /= matched_orders
+            recall_sum /= matched_orders
+        if not precision_sum + recall_sum:
+            return 0.0
+        f_score = (1 + factor) * precision_sum * recall_sum
+        f_score /= (factor * precision_sum) + recall_sum
+        return 100 * f_score
+
+    @property
+    def score_name(self) -> str:
+        """sacrebleu's name: chrF2, chrF2++ (a + per word order), chrF1 with beta 1."""
+        return f"chrF{self.beta}" + "+" * self.word_order
+
+    def details(self, vector: np.ndarray) -> Dict[str, Any]:
+        """sacrebleu's CHRFScore fields beside the score."""
+        return {"char_order": self.char_order, "word_order": self.word_order,
+                "beta": self.beta}
 
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         """Matches are at most the n-grams on either side; a hypothesis n-gram counts
@@ -173,8 +214,9 @@ class CHRF(CountsEvaluator):
         return [self._ngrams(ref) for ref in refs]
 
     def f_scores(self, stats: np.ndarray) -> np.ndarray:
-        """sacrebleu's chrF of each row of [hyp, ref, match] triples, with its float
-        operations in its order, so that scores agree to the last bit."""
+        """`score` of each row of a float64 array at once, for choosing each segment's
+        best reference among thousands: float64 operations in sacrebleu's order, so the
+        choices are sacrebleu's (for float64, numpy's arithmetic is Python's)."""
         factor = self.beta ** 2
         orders = self.char_order + self.word_order
         score, avg_precision, avg_recall = (np.zeros(len(stats)) for _ in range(3))

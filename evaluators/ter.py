@@ -15,7 +15,7 @@ references are tokenized twice here as well.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -32,6 +32,7 @@ class TER(Evaluator):
 
     name = "ter"
     higher_is_better = False
+    resample_dtype = np.float32  # as sacrebleu sums its bootstrap resamples
     options = (
         click.Option(["--normalized"], is_flag=True,
                      help="Tercom normalization of punctuation and XML entities."),
@@ -79,10 +80,24 @@ class TER(Evaluator):
         yield ref_len < 0, "avg_ref_len >= 0"
 
     def score(self, vector: np.ndarray) -> float:
-        edits, ref_len = vector
+        """sacrebleu's TER of summed [edits, average reference length], in the row's
+        float type (float32 for a bootstrap resample, as sacrebleu's)."""
+        edits, ref_len = vector[0], vector[1]
         if ref_len > 0:
-            return 100 * (edits / ref_len)
-        return 100.0 if edits > 0 else 0.0  # empty references: any hypothesis word is wrong
+            rate = edits / ref_len
+        elif edits > 0:
+            rate = 1.0  # empty references: any hypothesis word is wrong
+        else:
+            rate = 0.0
+        return 100 * rate
+
+    @property
+    def score_name(self) -> str:
+        return "TER"
+
+    def details(self, vector: np.ndarray) -> Dict[str, Any]:
+        """sacrebleu's TERScore fields beside the score."""
+        return {"num_edits": float(vector[0]), "ref_length": float(vector[1])}
 
     def signature_fields(self) -> dict[str, Any]:
         return {

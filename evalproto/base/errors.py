@@ -48,8 +48,9 @@ class EvaluatorError(EvalprotoError):
     """An evaluator that failed: an ERROR reply, a bad reply, death, or no reply in time."""
 
 
-class SetupError(EvalprotoError):
-    """An evaluator that cannot be built as specified, e.g. a missing optional extra."""
+class SetupError(EvalprotoError, ValueError):
+    """An evaluator that cannot be built as specified (an unknown option value, a missing
+    optional extra). It is a ValueError too, as a Python caller expects of a bad value."""
 
 
 class EvaluatorWarning(UserWarning):

@@ -20,8 +20,10 @@ class Item(NamedTuple):
     hyp: str
 
 
-def checked_item(refs: Any, hyp: Any, index: int = 0) -> Item:
-    """(refs, hyp) as an Item with surrounding whitespace removed. A string where the list
+def checked_item(refs: Any, hyp: Any, index: int = 0, strip: bool = True) -> Item:
+    """(refs, hyp) as an Item, with surrounding whitespace removed (unless `strip` is
+    false: sacrebleu's own command line keeps a line's leading whitespace, and
+    `evalproto sacrebleu` does as it does). A string where the list
     of references belongs (a common slip: each character would become a reference), an
     empty list, or a text that is not a string is a TypeError or ValueError that says
     what was expected."""
@@ -41,17 +43,19 @@ def checked_item(refs: Any, hyp: Any, index: int = 0) -> Item:
             raise TypeError(f"{where}: a reference is a {type(ref).__name__}; expected str")
     if not isinstance(hyp, str):
         raise TypeError(f"{where}: the hypothesis is a {type(hyp).__name__}; expected str")
+    if not strip:
+        return Item(refs, hyp)
     return Item(tuple(ref.strip() for ref in refs), hyp.strip())
 
 
-def checked_items(items: Iterable[Any]) -> List[Item]:
+def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
     """Every (refs, hyp) pair of `items` as `checked_item` makes it."""
     checked = []
     for index, item in enumerate(items):
         if isinstance(item, (str, bytes)) or not _is_pair(item):
             raise TypeError(f"segment {index + 1}: expected a (references, hypothesis) pair, "
                             f"got {type(item).__name__}")
-        checked.append(checked_item(item[0], item[1], index))
+        checked.append(checked_item(item[0], item[1], index, strip))
     return checked
 
 

@@ -7,16 +7,17 @@ grouped, because all of those only ever sum its rows and call `score`.
 
 from __future__ import annotations
 
+import copy
 import math
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Iterable, Iterator, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Iterable, Iterator, Optional, Sequence, Tuple
 
 import click
 import numpy as np
 
-from evalproto import __version__
-from evalproto.base.errors import EvaluatorError
+from evalproto.base.errors import EvaluatorError, SetupError
 from evalproto.base.items import Item, checked_item, checked_items
+from evalproto.base.version import __version__
 from evalproto.wire.protocol import PROTOCOL_VERSION, RequestError
 from evalproto.wire.server import console_command
 
@@ -26,7 +27,7 @@ segment across systems, and tuners send a segment's n-best list together, so the
 references come back to back and a small cache gets every hit at little memory."""
 
 
-def _signature_value(value: Any) -> str:
+def signature_value(value: Any) -> str:
     """Booleans as sacrebleu writes them in signatures."""
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -46,6 +47,11 @@ class Evaluator(ABC):
     higher_is_better: ClassVar[bool] = True
     options: ClassVar[Sequence[click.Option]] = ()
     stat_names: Tuple[str, ...] = ()
+    resample_dtype: ClassVar[type] = np.float64
+    """The type that bootstrap resamples are summed in before they are scored. sacrebleu
+    sums them in float32, so its metrics (BLEU, chrF, TER) ask for float32 to give its
+    confidence intervals and p-values to the bit; `score` must then accept float32
+    scalars and compute with them as sacrebleu does."""
 
     @abstractmethod
     def stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]:
@@ -53,9 +59,24 @@ class Evaluator(ABC):
 
     @abstractmethod
     def score(self, vector: np.ndarray) -> float:
-        """The metric for a summed vector of statistics."""
+        """The metric for a summed vector of statistics (a float64 row, or a float32 row
+        of a bootstrap resample; see `resample_dtype`)."""
 
-    def signature_fields(self) -> dict[str, Any]:
+    @property
+    def score_name(self) -> str:
+        """The score's name in reports, as sacrebleu names it (BLEU, chrF2++, TER)."""
+        return self.name
+
+    def details(self, vector: np.ndarray) -> Dict[str, Any]:
+        """What else a summed vector says, beside the score (BLEU: its precisions and
+        brevity penalty, with sacrebleu's BLEUScore names and values)."""
+        return {}
+
+    def verbose_score(self, vector: np.ndarray) -> str:
+        """The details as sacrebleu prints them after the score ("" if it prints none)."""
+        return ""
+
+    def signature_fields(self) -> Dict[str, Any]:
         """The settings that make two scores comparable, in signature order."""
         return {}
 
@@ -63,14 +84,14 @@ class Evaluator(ABC):
         """A sacrebleu-style signature, `key:value|...|version:evalproto-X`; reports put
         the data's part (`nrefs`, resampling) in front."""
         fields = {**self.signature_fields(), "version": f"evalproto-{__version__}"}
-        return "|".join(f"{key}:{_signature_value(value)}" for key, value in fields.items())
+        return "|".join(f"{key}:{signature_value(value)}" for key, value in fields.items())
 
     @classmethod
     def describe(cls) -> str:
         """The first line of the class docstring, for help texts and `evalproto list`."""
         return (cls.__doc__ or "").strip().split("\n")[0]
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> Dict[str, Any]:
         """The INFO reply: what a client needs to check and label our replies."""
         return {
             "name": self.name,
@@ -80,34 +101,7 @@ class Evaluator(ABC):
             "protocol": PROTOCOL_VERSION,
         }
 
-    def checked_stats(self, refs: Sequence[str], hyp: str) -> Tuple[float, ...]:
-        """`stats` of one segment (its surrounding whitespace removed, see
-        evalproto.base.items), checked to be the declared number of finite numbers."""
-        refs, hyp = checked_item(refs, hyp)
-        row = tuple(float(value) for value in self.stats(refs, hyp))
-        if len(row) != len(self.stat_names):
-            raise RuntimeError(
-                f"{type(self).__name__}.stats returned {len(row)} numbers, "
-                f"but the evaluator declares {len(self.stat_names)} stats")
-        if not all(math.isfinite(value) for value in row):
-            raise ValueError(f"the statistics are not all finite: {row}")
-        return row
-
-    def checked_score(self, vector: Sequence[float]) -> float:
-        """`score` of a vector of the declared length, on a private copy of it."""
-        if len(vector) != len(self.stat_names):
-            raise RequestError(
-                f"EVAL needs {len(self.stat_names)} numbers "
-                f"({' '.join(self.stat_names)}), got {len(vector)}")
-        vector = np.array(vector, dtype=np.float64)
-        broken = self.broken_rule(vector[None, :], summed=True)
-        if broken is not None:
-            raise RequestError(f"these numbers are not a possible sum of {self.name} "
-                               f"statistics: they break {broken[1]}")
-        value = float(self.score(vector))
-        if not math.isfinite(value):
-            raise ValueError(f"the score of this vector is not finite ({value})")
-        return value
+    # -- what a row can be ------------------------------------------------------------
 
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         """The rules that every row of this metric obeys, each as (a mask of the rows of a
@@ -128,10 +122,44 @@ class Evaluator(ABC):
                     return int(found[0]), rule
         return None
 
-    def stats_many(self, items: Iterable[Item]) -> np.ndarray:
+    # -- checked entry points ---------------------------------------------------------
+
+    def checked_stats(self, refs: Sequence[str], hyp: str) -> Tuple[float, ...]:
+        """`stats` of one segment (its surrounding whitespace removed, see
+        evalproto.base.items), checked to be the declared number of finite numbers."""
+        refs, hyp = checked_item(refs, hyp)
+        row = tuple(float(value) for value in self.stats(refs, hyp))
+        if len(row) != len(self.stat_names):
+            raise RuntimeError(
+                f"{type(self).__name__}.stats returned {len(row)} numbers, "
+                f"but the evaluator declares {len(self.stat_names)} stats")
+        if not all(math.isfinite(value) for value in row):
+            raise ValueError(f"the statistics are not all finite: {row}")
+        return row
+
+    def checked_score(self, vector: Sequence[float]) -> float:
+        """`score` of a vector of the declared length that is a possible sum of this
+        metric's rows, on a private copy of it."""
+        if len(vector) != len(self.stat_names):
+            raise RequestError(
+                f"EVAL needs {len(self.stat_names)} numbers "
+                f"({' '.join(self.stat_names)}), got {len(vector)}")
+        vector = np.array(vector, dtype=np.float64)
+        broken = self.broken_rule(vector[None, :], summed=True)
+        if broken is not None:
+            raise RequestError(f"these numbers are not a possible sum of {self.name} "
+                               f"statistics: they break {broken[1]}")
+        value = float(self.score(vector))
+        if not math.isfinite(value):
+            raise ValueError(f"the score of this vector is not finite ({value})")
+        return value
+
+    def stats_many(self, items: Iterable[Item], strip: bool = True) -> np.ndarray:
         """One row of statistics per (refs, hyp) item, as a float64 array of shape (n, k).
-        Items are checked and stripped as evalproto.base.items says."""
-        items = checked_items(items)
+        Items are checked, and their texts stripped unless `strip` is false (see
+        evalproto.base.items: sacrebleu's own command line keeps a line's leading
+        whitespace, and `evalproto sacrebleu` reads text as it does)."""
+        items = checked_items(items, strip)
         try:
             rows = self.stats_batch(items)
         except EvaluatorError:
@@ -143,27 +171,57 @@ class Evaluator(ABC):
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """The rows of many items. This default computes them one by one; a metric that
-        counts faster in bulk overrides it, with rows equal to `checked_stats`'."""
+        counts faster in bulk overrides it, with rows equal to `stats`'."""
         return self._stats_one_by_one(items)
 
     def _stats_one_by_one(self, items: Sequence[Item]) -> np.ndarray:
         rows = []
         for item, (refs, hyp) in enumerate(items):
             try:
-                rows.append(self.checked_stats(refs, hyp))
+                row = [float(value) for value in self.stats(refs, hyp)]
             except Exception as exc:
                 raise EvaluatorError(f"evaluator {self.name!r} failed: {exc}", item) from exc
+            if len(row) != len(self.stat_names):
+                raise EvaluatorError(
+                    f"evaluator {self.name!r} failed: {type(self).__name__}.stats returned "
+                    f"{len(row)} numbers, but the evaluator declares {len(self.stat_names)} "
+                    f"stats", item)
+            if not all(map(math.isfinite, row)):
+                raise EvaluatorError(f"evaluator {self.name!r} failed: the statistics are "
+                                     f"not all finite: {row}", item)
+            rows.append(row)
         return np.array(rows, dtype=np.float64).reshape(len(rows), len(self.stat_names))
 
     def score_many(self, vectors: np.ndarray) -> np.ndarray:
-        """The score of each row of a (k, d) array of summed statistics."""
-        return np.array([self.checked_score(vector) for vector in vectors], dtype=np.float64)
+        """The score of each row of a (k, d) array of summed statistics. A float32 array
+        (bootstrap resamples, see `resample_dtype`) is scored row by row in float32, as
+        sacrebleu scores its resamples; anything else in float64."""
+        vectors = np.asarray(vectors)
+        if vectors.dtype != np.float32:
+            vectors = vectors.astype(np.float64)
+        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
+            raise RequestError(f"{self.name} scores vectors of {len(self.stat_names)} "
+                               f"numbers ({' '.join(self.stat_names)}), got an array of "
+                               f"shape {vectors.shape}")
+        broken = self.broken_rule(vectors, summed=True)
+        if broken is not None:
+            raise ValueError(f"not a possible sum of {self.name} statistics: it breaks "
+                             f"{broken[1]}")
+        return np.array([self.score(vector) for vector in vectors])
+
+    # -- variants and life cycle -----------------------------------------------------
 
     def for_sentences(self) -> Evaluator:
         """The evaluator that scores one segment on its own, as sacrebleu's sentence
         scores (`-sl`) do. Most metrics score a segment as a corpus of one; BLEU turns
         on its effective order there."""
         return self
+
+    def with_changes(self, **attributes: Any) -> Evaluator:
+        """A copy with some settings changed (reference caches shared)."""
+        changed = copy.copy(self)
+        vars(changed).update(attributes)
+        return changed
 
     def close(self) -> None:
         """Nothing to release in process; here so evaluators and processes are used alike."""
@@ -182,35 +240,37 @@ class Evaluator(ABC):
         return cls(**context.params)
 
     @classmethod
+    def from_options(cls, **options: Any) -> Evaluator:
+        """Build an instance from Python keyword options, e.g. tokenize="intl", checked
+        as the command line checks them: an unknown option or a bad value says what was
+        expected."""
+        known = {param.name: param for param in cls.options if isinstance(param, click.Option)}
+        args = []
+        for key, value in options.items():
+            param = known.get(key)
+            if param is None:
+                raise TypeError(f"{cls.name} has no option {key!r}; its options are "
+                                f"{', '.join(known) or 'none'}")
+            if param.is_flag:
+                if not isinstance(value, bool):
+                    raise TypeError(f"{cls.name} option {key!r} is a flag: True or False, "
+                                    f"got {value!r}")
+                args += [param.opts[0]] if value else []
+            elif value is not None:
+                args += [param.opts[0], str(value)]
+        try:
+            return cls.from_args(args)
+        except click.UsageError as exc:
+            raise SetupError(f"{cls.name}: {exc.format_message()}") from None
+
+    @classmethod
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:
         """Console-script entry point: serve this evaluator over stdin/stdout."""
         console_command(cls).main(args=argv, prog_name=f"{cls.name}-evaluator")
 
 
 class CountsEvaluator(Evaluator):
-    """A metric whose statistics are counts and whose score is computed for many
-    vectors at once by `score_rows`; `score` goes through it too, so that a vector
-    scores the same alone, in bulk (bootstrap) and over the pipe."""
-
-    label: ClassVar[str] = ""
-    """The metric's name in error messages, e.g. "BLEU"."""
-
-    @abstractmethod
-    def score_rows(self, vectors: np.ndarray) -> np.ndarray:
-        """The scores of a (k, d) float64 array of non-negative counts."""
-
-    def score(self, vector: np.ndarray) -> float:
-        return float(self.score_many(vector[None, :])[0])
-
-    def score_many(self, vectors: np.ndarray) -> np.ndarray:
-        vectors = np.asarray(vectors, dtype=np.float64)
-        if vectors.ndim != 2 or vectors.shape[1] != len(self.stat_names):
-            return super().score_many(vectors)  # the usual error for a malformed request
-        broken = self.broken_rule(vectors, summed=True)
-        if broken is not None:
-            raise ValueError(f"not a possible sum of {self.label} statistics: it breaks "
-                             f"{broken[1]}")
-        return self.score_rows(vectors)
+    """A metric whose statistics are counts (whole numbers >= 0)."""
 
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         yield from super().rules(rows, summed)
