@@ -1,11 +1,11 @@
-"""LM Challenge logs as stats rows, with the statistics of `lmc stats` (lmchallenge 5.2).
+"""LM Challenge logs as stats rows of the LMChallenge metric (evalproto.metrics.lm).
 
 Every event of a wc, we, ce or wr log becomes one additive row: token and character
 counts, next-word-prediction ranks (from `completions[0]`), word completion within
-rank 2, cross-entropy (-logp, skipped when logp is null), reranking hits, and
-indicators that a new user or message starts (lmc counts consecutive changes). The
-two fingerprints are sums mod 2**32, so they are kept beside the float rows. Events
-marked `"select": false` (e.g. by `lmc grep`) only count as skipped.
+rank 2, cross-entropy (-logp, skipped when logp is null), reranking hits, indicators
+that a new user or message starts (lmc counts consecutive changes), and lmc's event
+hash (for the fingerprints) in two 16-bit halves. Events marked `"select": false`
+(e.g. by `lmc grep`) only count as skipped.
 
 Reranking needs lmc's fit first: the interpolation model
 `score = (1 - alpha) * error + max(alpha * lm, beta)` optimised for the number of
@@ -21,25 +21,16 @@ import operator
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Annotated, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Annotated, Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import msgspec
 import numpy as np
 
 from evalproto.base.errors import InputError
-from evalproto.base.numerals import json_number
 from evalproto.base.gcpause import paused_gc
+from evalproto.metrics.lm import COLUMN, HIT_RANKS, STAT_NAMES, Reranker, split_hashes
 
-HIT_RANKS = (1, 3, 10, 20)
 COMPLETION_MAX_RANK = 2
-STAT_NAMES = (
-    "tokens", "characters", "skipped", "users", "messages",
-    "prediction.srr", "prediction.hit", *(f"prediction.hit{n}" for n in HIT_RANKS),
-    "completion.characters", "completion.tokens",
-    "entropy.sum", "entropy.tokens", "entropy.characters",
-    "reranking.base_correct", "reranking.correct",
-)
-COLUMN = {name: i for i, name in enumerate(STAT_NAMES)}
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _HASHABLE_TYPES = frozenset({str, int, bool, type(None)})
@@ -159,17 +150,6 @@ def _completed_at(completions: List[List[str]], target: str, first: int) -> int:
     return -1
 
 
-@dataclass
-class Reranker:
-    """lmc's InterpolationRerankingModel with its two parameters."""
-
-    alpha: float
-    beta: float
-
-    def __call__(self, error: np.ndarray, lm: np.ndarray) -> np.ndarray:
-        return (1 - self.alpha) * error + np.maximum(self.alpha * lm, self.beta)
-
-
 def _candidate_matrix(events: Sequence[_Event], column: int) -> np.ndarray:
     """Error (column 1) or LM (column 2) scores, the target's candidates first, padded
     with -inf, as float32 like lmc's jagged matrices."""
@@ -202,12 +182,10 @@ def fit_reranker(error: np.ndarray, lm: np.ndarray) -> Reranker:
 
 @dataclass
 class LogStats:
-    """A log's per-event rows and what lmc reports beside the sums."""
+    """A log's per-event rows, each event's user and message, and reranking's fit."""
 
     path: str
     rows: np.ndarray
-    fingerprints: np.ndarray  # per event, lmc's event hash (0 when unselected)
-    entropy_fingerprints: np.ndarray  # per event, when logp was scored
     users: List[Any]
     messages: List[Tuple[Any, Any]]  # (user, message) per event
     max_candidates: int = 0
@@ -238,9 +216,8 @@ def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None) -> Lo
 def _joined(path: str, parts: Iterator[LogStats]) -> LogStats:
     """The chunks' stats end to end. A chunk counts a new user and message at its first
     selected event; that is corrected against the last selected event before it."""
-    joined = LogStats(path, np.zeros((0, len(STAT_NAMES))), np.zeros(0, dtype=np.uint64),
-                      np.zeros(0, dtype=np.uint64), [], [])
-    rows, fingerprints, entropy_fingerprints = [], [], []
+    joined = LogStats(path, np.zeros((0, len(STAT_NAMES))), [], [])
+    rows = []
     previous: Optional[Tuple[Any, Any]] = None  # (user, message) of the last selected event
     with paused_gc():
         for part in parts:
@@ -253,14 +230,10 @@ def _joined(path: str, parts: Iterator[LogStats]) -> LogStats:
                 previous = part.messages[selected[-1]]
             joined.reranking += [(len(joined.users) + i, event) for i, event in part.reranking]
             rows.append(part.rows)
-            fingerprints.append(part.fingerprints)
-            entropy_fingerprints.append(part.entropy_fingerprints)
             joined.users += part.users
             joined.messages += part.messages
     if rows:
         joined.rows = np.concatenate(rows)
-        joined.fingerprints = np.concatenate(fingerprints)
-        joined.entropy_fingerprints = np.concatenate(entropy_fingerprints)
     return joined
 
 
@@ -287,9 +260,10 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
     rows[chosen, COLUMN["messages"]] = user_changes | _changes(messages)
     lengths = np.array([len(target) for target in targets], dtype=np.float64)
     rows[chosen, COLUMN["characters"]] = lengths
-    fingerprints = np.zeros(len(rows), dtype=np.uint64)
-    fingerprints[chosen] = event_hashes(users, messages, [event.token for event in picked],
-                                        targets)
+    hashes = event_hashes(users, messages, [event.token for event in picked], targets)
+    low, high = split_hashes(hashes)
+    rows[chosen, COLUMN["fingerprint.low"]] = low
+    rows[chosen, COLUMN["fingerprint.high"]] = high
     _add_predictions(rows, chosen, [event.completions for event in picked], targets,
                      lengths)
     logps = _logps([event.logp for event in picked])
@@ -298,11 +272,10 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
     rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
     rows[entropy_rows, COLUMN["entropy.tokens"]] = 1
     rows[entropy_rows, COLUMN["entropy.characters"]] = lengths[scored]
-    entropy_fingerprints = np.zeros(len(rows), dtype=np.uint64)
-    entropy_fingerprints[entropy_rows] = fingerprints[entropy_rows]
+    rows[entropy_rows, COLUMN["entropy.fingerprint.low"]] = low[scored]
+    rows[entropy_rows, COLUMN["entropy.fingerprint.high"]] = high[scored]
     reranking = [(int(i), events[i]) for i in chosen if events[i].results is not None]
-    return LogStats(path, rows, fingerprints, entropy_fingerprints, all_users, all_messages,
-                    reranking=reranking)
+    return LogStats(path, rows, all_users, all_messages, reranking=reranking)
 
 
 def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any],
@@ -336,109 +309,3 @@ def _logps(values: List[Optional[float]]) -> np.ndarray:
     """Each event's logp, NaN where it is null (not scored)."""
     return np.array([math.nan if value is None else value for value in values],
                     dtype=np.float64)
-
-
-def fingerprint(hashes: np.ndarray) -> int:
-    return int(hashes.sum(dtype=np.uint64)) & _MASK32
-
-
-# -- lmc's two output shapes ----------------------------------------------------------
-
-def raw_summary(total: np.ndarray, stats: LogStats, picked: Optional[np.ndarray] = None) -> dict:
-    """`lmc stats --no-human` for the events (those picked, when given)."""
-    pick = slice(None) if picked is None else picked
-    value = dict(zip(STAT_NAMES, (json_number(v) for v in total)))
-    reranking: Dict[str, Any]
-    if stats.max_candidates:
-        reranking = {"max_candidates": stats.max_candidates,
-                     "base_correct": value["reranking.base_correct"],
-                     "correct": value["reranking.correct"],
-                     "args": {"alpha": float(stats.reranker.alpha),
-                              "beta": float(stats.reranker.beta)}}
-    else:  # lmc's own spelling of an empty reranking
-        reranking = {"max_candidates": 0, "already_correct": 0, "correct": 0, "args": None}
-    return {
-        "skipped": value["skipped"],
-        "users": value["users"], "messages": value["messages"], "tokens": value["tokens"],
-        "characters": value["characters"],
-        "fingerprint": fingerprint(stats.fingerprints[pick]),
-        "prediction": {key: value[f"prediction.{key}"]
-                       for key in ("srr", "hit", *(f"hit{n}" for n in HIT_RANKS))},
-        "completion": {"characters": value["completion.characters"],
-                       "tokens": value["completion.tokens"]},
-        "entropy": {"sum": float(total[COLUMN["entropy.sum"]]),
-                    "tokens": value["entropy.tokens"],
-                    "fingerprint": fingerprint(stats.entropy_fingerprints[pick])},
-        "reranking": reranking,
-    }
-
-
-PREDICTION_KEYS = ("srr", "hit", *(f"hit{n}" for n in HIT_RANKS))
-
-
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else 0.0
-
-
-def rates(total: np.ndarray) -> Dict[str, float]:
-    """Every rate that lmc's human statistics derive from the sums, under flattened
-    keys, for any total: the whole log's, a user's, or a bootstrap resample's."""
-    value = dict(zip(STAT_NAMES, (float(v) for v in total)))
-    tokens, characters = value["tokens"], value["characters"]
-    entropy_tokens = value["entropy.tokens"]
-    mean = _ratio(value["entropy.sum"], entropy_tokens)
-    result = {
-        "messages_per_user": _ratio(value["messages"], value["users"]),
-        "tokens_per_user": _ratio(tokens, value["users"]),
-        "characters_per_token": _ratio(characters, tokens),
-        "skipped": _ratio(value["skipped"], value["skipped"] + tokens),
-        **{f"prediction.{'mrr' if key == 'srr' else key}": _ratio(value[f"prediction.{key}"], tokens)
-           for key in PREDICTION_KEYS},
-        "completion.characters": _ratio(value["completion.characters"], characters),
-        "completion.tokens": _ratio(value["completion.tokens"], tokens),
-        "entropy.hit": _ratio(entropy_tokens, tokens),
-        "entropy.mean": mean,
-        "entropy.perplexity": _exp(mean),
-        "entropy.bits_per_token": mean / math.log(2),
-        "entropy.bits_per_character": _ratio(value["entropy.sum"] / math.log(2),
-                                             value["entropy.characters"]),
-        "reranking.accuracy": _ratio(value["reranking.correct"], tokens),
-        "reranking.base_accuracy": _ratio(value["reranking.base_correct"], tokens),
-    }
-    return result
-
-
-def _exp(value: float) -> float:
-    """e ** value, infinite where it overflows a double (a perplexity can)."""
-    try:
-        return math.exp(value)
-    except OverflowError:
-        return math.inf
-
-
-def human_summary(total: np.ndarray, stats: LogStats,
-                  picked: Optional[np.ndarray] = None) -> dict:
-    """`lmc stats` (humanized), plus perplexity and bits per token and character."""
-    raw = raw_summary(total, stats, picked)
-    rate = rates(total)
-    human: Dict[str, Any] = {
-        "fingerprint": f"{raw['fingerprint']:08x}",
-        "users": raw["users"],
-        **{key: rate[key] for key in ("messages_per_user", "tokens_per_user",
-                                      "characters_per_token", "skipped")},
-    }
-    sections = {
-        "prediction": raw["prediction"]["hit"] != 0,
-        "completion": raw["completion"]["tokens"] != 0,
-        "entropy": raw["entropy"]["tokens"] != 0,
-        "reranking": raw["reranking"]["max_candidates"] != 0,
-    }
-    for section, present in sections.items():
-        if present:
-            human[section] = {key.split(".", 1)[1]: value for key, value in rate.items()
-                              if key.startswith(section + ".")}
-    if sections["entropy"]:
-        human["entropy"]["fingerprint"] = f"{raw['entropy']['fingerprint']:08x}"
-    if sections["reranking"]:
-        human["reranking"]["max_candidates"] = raw["reranking"]["max_candidates"]
-    return human

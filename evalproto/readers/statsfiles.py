@@ -32,8 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.base.errors import InputError
-from evalproto.base.outputs import write_output
-from evalproto.wire.protocol import RequestError, format_rows, parse_numbers
+from evalproto.wire.protocol import RequestError, parse_numbers
 from evalproto.readers.text import read_bytes, split_lines
 
 MAGIC = "#evalproto-stats "
@@ -81,28 +80,6 @@ def _labels(metrics: Sequence[MetricColumns]) -> List[str]:
              for metric in metrics]
     return [name if names.count(name) == 1 else f"{name}#{names[:i + 1].count(name)}"
             for i, name in enumerate(names)]
-
-
-def format_stats(system: str, nrefs: Any, metrics: Sequence[MetricColumns],
-                 ids: Sequence[str], rows: Sequence[np.ndarray]) -> str:
-    """The text of a stats file."""
-    header = {"format": FORMAT_VERSION, "system": system, "nrefs": nrefs,
-              "segments": len(ids), "ids": [ids[0], ids[-1]] if len(ids) else [],
-              "metrics": [metric.header() for metric in metrics]}
-    lines = [MAGIC + json.dumps(header, ensure_ascii=False),
-             "\t".join(["id", *column_names(metrics)])]
-    joined = np.hstack(rows) if rows else np.zeros((len(ids), 0))
-    lines += [f"{segment}\t{numbers}" for segment, numbers in zip(ids, format_rows(joined, "\t"))]
-    return "\n".join(lines) + "\n"
-
-
-def write_stats(path: str, system: str, nrefs: Any, metrics: Sequence[MetricColumns],
-                ids: Sequence[str], rows: Sequence[np.ndarray]) -> None:
-    """Write a stats file (atomically; `-` is stdout): a failed run leaves no file."""
-    for segment in ids:
-        if "\t" in segment or "\n" in segment:
-            raise InputError(f"segment id {segment!r} holds a tab or a line break")
-    write_output(path, format_stats(system, nrefs, metrics, ids, rows))
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -1,15 +1,16 @@
 """LM Zoo `get_surprisals` tables: one row per token, surprisal in bits (base 2).
 
 The table is tab-separated with the header `sentence_id token_id token surprisal`,
-which is how lm-score recognises it. Each token becomes a stats row of [bits, 1];
-sentences are runs of equal sentence ids. Some backends report each sentence's first
-token with surprisal 0 (it has no context), so it can be left out.
+which is how lm-score recognises it. Each token becomes a row of the LMZoo metric
+(evalproto.metrics.lm): [bits, 1, 1 if it opens a sentence]; sentences are runs of
+equal sentence ids. Some backends report each sentence's first token with surprisal 0
+(it has no context), so it can be left out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import List
 
 import numpy as np
 
@@ -18,7 +19,6 @@ from evalproto.base.numerals import parse_number, shorten
 from evalproto.readers.text import split_lines
 
 HEADER = ["sentence_id", "token_id", "token", "surprisal"]
-STAT_NAMES = ("bits", "tokens")
 
 
 def is_surprisal_table(data: bytes) -> bool:
@@ -31,7 +31,7 @@ def is_surprisal_table(data: bytes) -> bool:
 class SurprisalTable:
     path: str
     sentence_ids: List[str]
-    rows: np.ndarray  # [bits, 1] per token
+    rows: np.ndarray  # [bits, 1, opens a sentence] per token
 
 
 def parse_surprisals(path: str, data: bytes, skip_first_token: bool = False) -> SurprisalTable:
@@ -63,14 +63,7 @@ def parse_surprisals(path: str, data: bytes, skip_first_token: bool = False) -> 
         bits.append(value)
     if not bits:
         raise InputError(f"{path}: the surprisal table has no tokens to score")
-    rows = np.column_stack([np.array(bits, dtype=np.float64), np.ones(len(bits))])
+    opens = [i == 0 or sentence != sentence_ids[i - 1] for i, sentence in enumerate(sentence_ids)]
+    rows = np.column_stack([np.array(bits, dtype=np.float64), np.ones(len(bits)),
+                            np.array(opens, dtype=np.float64)])
     return SurprisalTable(path, sentence_ids, rows)
-
-
-def surprisal_rates(total: np.ndarray) -> Dict[str, float]:
-    bits_per_token = total[0] / total[1] if total[1] else 0.0
-    return {"bits_per_token": float(bits_per_token), "perplexity": float(2 ** bits_per_token)}
-
-
-def surprisal_summary(total: np.ndarray, sentences: int) -> Dict[str, Any]:
-    return {"sentences": sentences, "tokens": int(total[1]), **surprisal_rates(total)}

@@ -1,104 +1,60 @@
-"""From sources of statistics to results: tables of stats rows, and the reductions over
-them that every report is made of (corpus score, bootstrap CI, paired tests, groups).
+"""The reductions every report is made of: corpus figures, figures per group, bootstrap
+intervals, paired tests, and each segment's own score. One implementation serves every
+kind of table (MT corpora, datasets, LM logs, stats files): a reduction only ever sums
+rows and asks the metric for its figures.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError
-from evalproto.base.items import Item
-from evalproto.cli.progress import Progress
+from evalproto.base.progress import QUIET, Progress
 from evalproto.stats.resampling import (
     DEFAULT_SEED,
+    PairedResult,
     approximate_randomization,
-    bootstrap_scores,
+    bootstrap,
     checked_total,
+    confidence_interval,
     estimate_ci,
     paired_bootstrap,
 )
-
-
-CHUNK_ITEMS = 2000
-
-
-class StatsSource(Protocol):
-    """What an in-process Evaluator and an EvaluatorProcess have in common."""
-
-    stat_names: Optional[Tuple[str, ...]]
-
-    @property
-    def higher_is_better(self) -> bool: ...
-
-    def signature(self) -> str: ...
-
-    def stats_many(self, items: Sequence[Item]) -> np.ndarray: ...
-
-    def score_many(self, vectors: np.ndarray) -> np.ndarray: ...
-
-    def for_sentences(self) -> StatsSource: ...
-
-
-@dataclass
-class MetricTable:
-    """One metric's stats rows for every system, aligned segment by segment."""
-
-    label: str
-    source: StatsSource
-    rows: Dict[str, np.ndarray]
-
-    @property
-    def stat_names(self) -> Tuple[str, ...]:
-        return tuple(self.source.stat_names or ())
-
-
-def stats_tables(sources: Sequence[Tuple[str, StatsSource]], refs: Sequence[Sequence[str]],
-                 systems: Dict[str, Sequence[str]], progress: Optional[Progress] = None,
-                 first_segment: int = 1) -> List[MetricTable]:
-    """Every metric's rows for every system. Items go segment by segment across the
-    systems, so an evaluator's reference cache is hit by each system in turn; they are
-    sent in chunks, so that progress can be shown. A failure on one item is reported
-    as the segment (numbered from `first_segment`) of the system it came from."""
-    names = list(systems)
-    items = [(segment_refs, systems[name][i])
-             for i, segment_refs in enumerate(refs) for name in names]
-    progress = progress or Progress(len(items) * len(sources), "scoring")
-    tables = []
-    for label, source in sources:
-        parts = []
-        for start in range(0, len(items), CHUNK_ITEMS):
-            try:
-                parts.append(source.stats_many(items[start:start + CHUNK_ITEMS]))
-            except EvalprotoError as exc:
-                if exc.item is None:
-                    raise
-                segment, system = divmod(start + exc.item, len(names))
-                raise exc.at(f"segment {first_segment + segment} of {names[system]}") from None
-            progress.advance(len(parts[-1]))
-        rows = np.concatenate(parts)
-        rows = rows.reshape(len(refs), len(names), rows.shape[1])
-        tables.append(MetricTable(label, source, {name: rows[:, j, :]
-                                                  for j, name in enumerate(names)}))
-    progress.finish()
-    return tables
+from evalproto.stats.table import MAIN, StatsTable, group_rows, unit_rows
 
 
 @dataclass
 class Analysis:
-    """What to compute beyond the corpus score."""
+    """What to compute beyond the corpus figures. `confidence` is the number of
+    bootstrap resamples behind every system's interval (0: none); `paired` tests each
+    system against the first ("bs": paired bootstrap, `paired_n` resamples, which also
+    give every system's interval; "ar": approximate randomization, `paired_n` trials);
+    `inclusive` counts ties in p-values (a log compared with itself gets p = 1);
+    `groups` asks for the figures of every group of segments too."""
 
     confidence: int = 0
-    paired: Optional[str] = None  # "bs" or "ar": each system against the first
+    paired: Optional[str] = None
     paired_n: int = 0
     seed: Optional[int] = DEFAULT_SEED
-    groups: Optional[Sequence[Sequence[str]]] = None  # each segment's tags
+    inclusive: bool = False
+    groups: bool = True
+
+    def __post_init__(self) -> None:
+        if self.paired not in (None, "bs", "ar"):
+            raise ValueError(f"paired must be 'bs', 'ar' or None, got {self.paired!r}")
+        if self.confidence < 0 or self.paired_n < 0:
+            raise ValueError("the numbers of resamples and trials cannot be negative")
+        if self.paired and self.paired_n < 1:
+            raise ValueError("a paired test needs paired_n >= 1 (resamples or trials)")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(
+                self.seed, int) or self.seed < 0):
+            raise ValueError(f"seed must be a whole number >= 0 or None, got {self.seed!r}")
 
     @property
     def bootstrap_n(self) -> int:
-        """Resamples behind the reported CIs; paired bootstrap brings its own."""
+        """Resamples behind the reported intervals; the paired bootstrap brings its own."""
         return self.paired_n if self.paired == "bs" else self.confidence
 
     def signature_prefix(self, nrefs: int | str) -> str:
@@ -114,8 +70,20 @@ class Analysis:
 
 
 @dataclass
+class Estimate:
+    """One figure, with what the analysis adds to it."""
+
+    value: float
+    mean: Optional[float] = None
+    ci: Optional[float] = None
+    p_value: Optional[float] = None
+
+
+@dataclass
 class Result:
-    """One metric's score for one system, over the corpus or over one group."""
+    """One metric's figures for one system, over the corpus or over one group. `score`,
+    `mean`, `ci` and `p_value` are the main figure's; `figures` holds every figure of
+    a metric with several (LM Challenge's rates)."""
 
     system: str
     metric: str
@@ -130,66 +98,81 @@ class Result:
     ci: Optional[float] = None
     p_value: Optional[float] = None
     baseline: bool = False
+    figures: Dict[str, Estimate] = field(default_factory=dict)
+    group_key: str = "group"
 
 
-def rows_by_key(keys: Sequence[Hashable]) -> Dict[Hashable, np.ndarray]:
-    """For every distinct key, in order of first appearance, the rows that hold it, in
-    order; in one pass over the rows (a pass per key is slow with thousands of keys)."""
-    codes: Dict[Hashable, int] = {}
-    labels = np.fromiter((codes.setdefault(key, len(codes)) for key in keys), dtype=np.intp,
-                         count=len(keys))
-    ends = np.cumsum(np.bincount(labels, minlength=len(codes)))
-    return dict(zip(codes, np.split(np.argsort(labels, kind="stable"), ends[:-1])))
-
-
-def group_rows(groups: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
-    """For every tag, in order of first appearance, the segments that carry it."""
-    carriers = [(segment, tag) for segment, tags in enumerate(groups)
-                for tag in dict.fromkeys(tags)]
-    segments = np.array([segment for segment, _ in carriers], dtype=np.intp)
-    return {tag: segments[found]
-            for tag, found in rows_by_key([tag for _, tag in carriers]).items()}
-
-
-def analyse(tables: Sequence[MetricTable], nrefs: int | str, analysis: Analysis) -> List[Result]:
-    """Corpus rows first (system by system, metrics in order), then each group's rows."""
+def analyse(tables: Sequence[StatsTable], analysis: Analysis,
+            progress: Progress = QUIET) -> List[Result]:
+    """Corpus results first (system by system, metrics in order), then each group's."""
+    groups = tables[0].groups if analysis.groups else None
     subsets: List[Tuple[Optional[str], Optional[np.ndarray]]] = [(None, None)]
-    if analysis.groups is not None:
-        subsets += list(group_rows(analysis.groups).items())
+    if groups is not None:
+        subsets += list(group_rows(groups).items())
     results = []
     for group, picked in subsets:
-        per_metric = [_analyse_table(table, nrefs, analysis, group, picked) for table in tables]
+        per_metric = [_analyse_table(table if picked is None else table.subset(picked),
+                                     analysis, group, progress) for table in tables]
         for system_results in zip(*per_metric):
             results.extend(system_results)
     return results
 
 
-def _analyse_table(table: MetricTable, nrefs: int | str, analysis: Analysis,
-                   group: Optional[str], picked: Optional[np.ndarray]) -> List[Result]:
-    signature = f"{analysis.signature_prefix(nrefs)}|{table.source.signature()}"
-    score_many = table.source.score_many
-    rows = {system: rows if picked is None else rows[picked]
-            for system, rows in table.rows.items()}
-    baseline_name = next(iter(rows))
+def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
+                   progress: Progress) -> List[Result]:
+    signature = f"{analysis.signature_prefix(table.nrefs)}|{table.metric.signature()}"
+    tested = getattr(table.metric, "tested", None)
+    baseline_name = table.systems[0]
     results = []
-    for system, system_rows in rows.items():
-        total = checked_total(system_rows, table.stat_names,
-                              f"{system}, {table.label}" + (f", group {group}" if group else ""))
-        result = Result(
-            system=system, metric=table.label, score=float(score_many(total[None, :])[0]),
-            signature=signature, n=len(system_rows), stats=total, stat_names=table.stat_names,
-            higher_is_better=table.source.higher_is_better, group=group,
-            baseline=bool(analysis.paired) and system == baseline_name)
+    for system, rows in table.rows.items():
+        where = f"{system}, {table.label}" + (f", {table.group_key} {group}" if group else "")
+        total = checked_total(rows, table.stat_names, where)
+        values = {name: float(value[0]) for name, value in
+                  table.figures(total[None, :]).items()}
+        estimates = {name: Estimate(value) for name, value in values.items()}
+        units = unit_rows(rows, table.units)
+        baseline_units = unit_rows(table.rows[baseline_name], table.units)
+        tests: Dict[str, PairedResult] = {}
         if analysis.paired and system != baseline_name:
-            test = paired_bootstrap if analysis.paired == "bs" else approximate_randomization
-            paired = test(rows[baseline_name], system_rows, score_many, analysis.paired_n,
-                          analysis.seed)
-            result.p_value, result.mean, result.ci = paired.p_value, paired.mean, paired.ci
-        if analysis.bootstrap_n and result.mean is None:
-            result.mean, result.ci = estimate_ci(bootstrap_scores(
-                system_rows, score_many, analysis.bootstrap_n, analysis.seed))
-        results.append(result)
+            phase = progress.start(f"paired test: {table.label}, {system}", analysis.paired_n)
+            if analysis.paired == "bs":
+                tests = paired_bootstrap(baseline_units, units, _tested(table, tested),
+                                         analysis.paired_n, analysis.seed, table.resample_dtype,
+                                         analysis.inclusive, phase.advance)
+            else:
+                tests = approximate_randomization(baseline_units, units, _tested(table, tested),
+                                                  analysis.paired_n, analysis.seed,
+                                                  analysis.inclusive, phase.advance)
+            phase.close()
+        for name, result in tests.items():
+            estimates[name].p_value, estimates[name].mean = result.p_value, result.mean
+            estimates[name].ci = result.ci
+        if analysis.bootstrap_n and not (analysis.paired == "bs" and system != baseline_name):
+            phase = progress.start(f"resampling: {table.label}, {system}",
+                                   analysis.bootstrap_n)
+            resampled = bootstrap(units, _tested(table, tested), analysis.bootstrap_n,
+                                  analysis.seed, table.resample_dtype, phase.advance)
+            interval = estimate_ci if analysis.paired else confidence_interval
+            for name, draws in resampled.items():
+                estimates[name].mean, estimates[name].ci = interval(draws)
+            phase.close()
+        main = estimates.get(MAIN) or next(iter(estimates.values()))
+        results.append(Result(
+            system=system, metric=table.label, score=main.value, signature=signature,
+            n=len(rows), stats=total, stat_names=table.stat_names,
+            higher_is_better=table.metric.higher_is_better, group=group, mean=main.mean,
+            ci=main.ci, p_value=main.p_value,
+            baseline=bool(analysis.paired) and system == baseline_name,
+            figures=estimates, group_key=table.group_key))
     return results
+
+
+def _tested(table: StatsTable, tested: Optional[Sequence[str]]):
+    """The table's figures, limited to those the metric has intervals and tests for."""
+    if tested is None:
+        return table.figures
+    return lambda totals: {name: values for name, values in table.figures(totals).items()
+                           if name in tested}
 
 
 @dataclass
@@ -203,13 +186,14 @@ class SegmentScores:
     scores: np.ndarray
 
 
-def segment_scores(tables: Sequence[MetricTable], nrefs: int | str) -> List[SegmentScores]:
+def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
     """Every segment's own score, for every metric and system (sacrebleu's -sl)."""
     results = []
     for table in tables:
-        scorer = table.source.for_sentences()
-        signature = f"{Analysis().signature_prefix(nrefs)}|{scorer.signature()}"
+        sentences = getattr(table.metric, "for_sentences", None)
+        scorer = sentences() if sentences else table.metric
+        signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
         for system, rows in table.rows.items():
             results.append(SegmentScores(system, table.label, signature,
-                                         scorer.score_many(rows)))
+                                         np.asarray(scorer.score_many(rows))))
     return results

@@ -1,19 +1,33 @@
 """Bootstrap confidence intervals and paired significance tests over stats rows.
 
-Every test uses sacrebleu's random draws, so for the same seed and sample count the
-figures are sacrebleu's: `default_rng(seed).choice(n, (N, n))` picks the segments of
-N bootstrap resamples, and `default_rng(seed).integers(2, (N, n), dtype=bool)` the
-swaps of N approximate-randomization trials. What differs is the arithmetic: a
-resampled sum is `counts @ rows` in float64, computed for a chunk of resamples at a
-time, so memory grows with chunk × n instead of sacrebleu's float32 N × n × d tensor.
-numpy continues a stream exactly across chunked calls, provided each chunk of boolean
-draws holds a multiple of 32 values, which is why chunks are multiples of 32 rows.
+Every test uses sacrebleu's random draws and arithmetic, so for the same seed and sample
+count the figures are sacrebleu's to the bit: `default_rng(seed).choice(n, (N, n))`
+picks the segments of N bootstrap resamples, `default_rng(seed).integers(2, (N, n),
+dtype=bool)` the swaps of N approximate-randomization trials, and a resample's
+statistics are summed in float32 for the metrics that sacrebleu sums so (BLEU, chrF,
+TER: see Evaluator.resample_dtype) before they are scored.
+
+What differs is how: a resampled sum is `counts @ rows`, a chunk of resamples at a
+time, never sacrebleu's float32 tensor of resamples x segments x stats, so memory
+grows with chunk x segments. When every partial sum is exact in float32 (counts, and
+averages over 1, 2 or 4 references, in corpora of up to millions of tokens), the order
+of the additions does not matter and those sums are exactly sacrebleu's. Otherwise
+(TER's averages over 3 references) the rows are added in sacrebleu's draw order, from
+the same draws, unless that would take more than MAX_DRAWN row gathers: then the sums
+are the exact float64 ones (sacrebleu's float32 sums are rounded there, and it could
+not hold the corpus anyway). numpy continues a stream exactly across chunked calls,
+provided each chunk of boolean draws holds a multiple of 32 values, which is why
+chunks are multiples of 32 rows.
+
+A metric may give several figures (LM Challenge's rates): `Figures` maps summed
+vectors to each figure's values, and every reduction here is done figure by figure.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -21,9 +35,19 @@ from evalproto.base.errors import EvalprotoError
 
 DEFAULT_SEED = 12345
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
+FLOAT32_EXACT = 2 ** 24
+"""Whole numbers up to this are exact in float32."""
+MAX_DRAWN = 2 * 10 ** 8
+"""The most row gathers spent on sums in sacrebleu's draw order (see the docstring)."""
 
-ScoreMany = Callable[[np.ndarray], np.ndarray]
-"""Scores of a (k, d) array of summed statistics, as a (k,) array."""
+Figures = Callable[[np.ndarray], Dict[str, np.ndarray]]
+"""Each figure's values for a (k, d) array of summed statistics, as (k,) arrays."""
+Advance = Callable[[int], None]
+"""Told how many resamples (or trials) are done, chunk by chunk, to show progress."""
+
+
+def _nothing(count: int) -> None:
+    pass
 
 
 def column_sums(rows: np.ndarray) -> np.ndarray:
@@ -67,19 +91,62 @@ def bootstrap_counts(n: int, samples: int, seed: Optional[int]) -> Iterator[np.n
         yield np.bincount(picks.ravel(), minlength=k * n).reshape(k, n)
 
 
-def bootstrap_scores(rows: np.ndarray, score_many: ScoreMany, samples: int,
-                     seed: Optional[int]) -> np.ndarray:
-    """The score of each of `samples` bootstrap resamples of the rows."""
-    return np.concatenate([score_many(counts @ rows)
-                           for counts in bootstrap_counts(len(rows), samples, seed)])
+def _exact_in_float32(rows: np.ndarray) -> bool:
+    """Whether every sum of up to len(rows) rows is exact in float32: the statistics are
+    multiples of 1/4, and n times the largest of a column, in quarters, is below 2^24."""
+    quarters = rows * 4
+    return bool(np.array_equal(quarters, np.round(quarters))) and \
+        len(rows) * float(np.abs(quarters).max(initial=0)) < FLOAT32_EXACT
 
 
-def estimate_ci(scores: np.ndarray) -> Tuple[float, float]:
-    """Mean and half-width of the 95% interval, as sacrebleu computes them."""
-    ordered = np.sort(scores)
+def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[int],
+                   dtype: type = np.float64, advance: Advance = _nothing
+                   ) -> Iterator[List[np.ndarray]]:
+    """The sums of the next chunk of bootstrap resamples of each system's rows (all
+    systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring)."""
+    n = len(systems[0])
+    exact = dtype == np.float64 or all(_exact_in_float32(rows) for rows in systems)
+    if exact or n * samples * len(systems) > MAX_DRAWN:
+        for counts in bootstrap_counts(n, samples, seed):
+            sums = [counts @ rows for rows in systems]
+            yield [total.astype(dtype) for total in sums] if exact else sums
+            advance(len(counts))
+        return
+    converted = [rows.astype(dtype) for rows in systems]
+    rng = np.random.default_rng(seed)
+    for k in _chunks(samples, n):
+        picks = rng.choice(n, size=(k, n), replace=True)
+        yield [np.stack([rows[resample].sum(0) for resample in picks]) for rows in converted]
+        advance(k)
+
+
+def bootstrap(rows: np.ndarray, figures: Figures, samples: int, seed: Optional[int],
+              dtype: type = np.float64, advance: Advance = _nothing) -> Dict[str, np.ndarray]:
+    """Each figure's value on each of `samples` bootstrap resamples of the rows."""
+    parts: Dict[str, List[np.ndarray]] = {}
+    for (sums,) in resampled_sums([rows], samples, seed, dtype, advance):
+        for name, values in figures(sums).items():
+            parts.setdefault(name, []).append(values)
+    return {name: np.concatenate(values) for name, values in parts.items()}
+
+
+def confidence_interval(values: np.ndarray) -> Tuple[float, float]:
+    """Mean and half-width of the 95% interval of resampled values, as sacrebleu's
+    `Score.estimate_ci` computes them for one system's --confidence: over the values as
+    scalars, with statistics.mean."""
+    ordered = sorted(values.tolist() if values.dtype == np.float64 else list(values))
     lower = len(ordered) // 40
     upper = len(ordered) - lower - 1
-    return float(ordered.mean()), float(0.5 * (ordered[upper] - ordered[lower]))
+    return statistics.mean(ordered), 0.5 * (ordered[upper] - ordered[lower])
+
+
+def estimate_ci(values: np.ndarray) -> Tuple[float, float]:
+    """Mean and half-width of the 95% interval, as sacrebleu's paired tests compute them
+    (`significance.estimate_ci`: numpy's sort and mean)."""
+    ordered = np.sort(values)
+    lower = len(ordered) // 40
+    upper = len(ordered) - lower - 1
+    return ordered.mean(), 0.5 * (ordered[upper] - ordered[lower])
 
 
 def p_value(sample_statistics: np.ndarray, observed: float, inclusive: bool = False) -> float:
@@ -97,39 +164,55 @@ class PairedResult:
     ci: Optional[float] = None
 
 
-def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, score_many: ScoreMany,
-                     samples: int, seed: Optional[int], inclusive: bool = False) -> PairedResult:
+def _observed(figures: Figures, baseline: np.ndarray, system: np.ndarray) -> Dict[str, float]:
+    """Each figure's absolute difference between the two systems' corpus values."""
+    values = figures(np.stack([column_sums(baseline), column_sums(system)]))
+    return {name: abs(float(pair[0]) - float(pair[1])) for name, pair in values.items()}
+
+
+def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, figures: Figures,
+                     samples: int, seed: Optional[int], dtype: type = np.float64,
+                     inclusive: bool = False, advance: Advance = _nothing
+                     ) -> Dict[str, PairedResult]:
     """Paired bootstrap resampling (Koehn 2004), as sacrebleu's --paired-bs: both
     systems are scored on the same resamples; the p-value is that of the centred
-    absolute score differences exceeding the observed difference."""
-    baseline_scores, system_scores = [], []
-    for counts in bootstrap_counts(len(baseline), samples, seed):
-        baseline_scores.append(score_many(counts @ baseline))
-        system_scores.append(score_many(counts @ system))
-    differences = np.abs(np.concatenate(system_scores) - np.concatenate(baseline_scores))
-    observed = abs(_score(score_many, baseline) - _score(score_many, system))
-    mean, ci = estimate_ci(np.concatenate(system_scores))
-    return PairedResult(p_value(differences - differences.mean(), observed, inclusive), mean, ci)
+    absolute score differences exceeding the observed difference; the interval is the
+    system's, over the same resamples."""
+    parts: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {}
+    for baseline_sums, system_sums in resampled_sums([baseline, system], samples, seed, dtype,
+                                                     advance):
+        for (name, base), values in zip(figures(baseline_sums).items(),
+                                        figures(system_sums).values()):
+            parts.setdefault(name, []).append((base, values))
+    observed = _observed(figures, baseline, system)
+    results = {}
+    for name, pieces in parts.items():
+        base = np.concatenate([piece[0] for piece in pieces])
+        values = np.concatenate([piece[1] for piece in pieces])
+        differences = np.abs(values - base)
+        mean, ci = estimate_ci(values)
+        results[name] = PairedResult(p_value(differences - differences.mean(), observed[name],
+                                             inclusive), mean, ci)
+    return results
 
 
-def approximate_randomization(baseline: np.ndarray, system: np.ndarray,
-                              score_many: ScoreMany, trials: int, seed: Optional[int],
-                              inclusive: bool = False) -> PairedResult:
+def approximate_randomization(baseline: np.ndarray, system: np.ndarray, figures: Figures,
+                              trials: int, seed: Optional[int], inclusive: bool = False,
+                              advance: Advance = _nothing) -> Dict[str, PairedResult]:
     """Paired approximate randomization (Riezler and Maxwell 2005), as sacrebleu's
     --paired-ar: each trial swaps each segment's rows between the systems with
-    probability 1/2."""
+    probability 1/2 (sacrebleu sums its trials in float64)."""
     rng = np.random.default_rng(seed)
-    differences = []
+    parts: Dict[str, List[np.ndarray]] = {}
     for k in _chunks(trials, len(baseline)):
         swap = rng.integers(2, size=(k, len(baseline)), dtype=bool)
         keep = (~swap).astype(np.float64)
         swapped = swap.astype(np.float64)
-        first = score_many(swapped @ baseline + keep @ system)
-        second = score_many(keep @ baseline + swapped @ system)
-        differences.append(np.abs(first - second))
-    observed = abs(_score(score_many, baseline) - _score(score_many, system))
-    return PairedResult(p_value(np.concatenate(differences), observed, inclusive))
-
-
-def _score(score_many: ScoreMany, rows: np.ndarray) -> float:
-    return float(score_many(column_sums(rows)[None, :])[0])
+        first = figures(swapped @ baseline + keep @ system)
+        second = figures(keep @ baseline + swapped @ system)
+        for name, values in first.items():
+            parts.setdefault(name, []).append(np.abs(values - second[name]))
+        advance(k)
+    observed = _observed(figures, baseline, system)
+    return {name: PairedResult(p_value(np.concatenate(pieces), observed[name], inclusive))
+            for name, pieces in parts.items()}

@@ -1,0 +1,158 @@
+"""The table that every reduction reads: one metric's stats rows for every system,
+aligned segment by segment, with what lies beside the rows.
+
+Every kind of input becomes one: a corpus scored by an evaluator (a row per segment),
+an LM Challenge log (a row per event, units = messages, groups = users), an LM Zoo
+surprisal table (a row per token, units and groups = sentences), a merged set of stats
+files. The reductions (evalproto.stats.reductions) serve them all alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
+
+import numpy as np
+
+from evalproto.stats.resampling import (
+    DEFAULT_SEED,
+    Figures,
+    bootstrap,
+    checked_total,
+    confidence_interval,
+    estimate_ci,
+)
+
+
+class Scorer(Protocol):
+    """A metric as the reductions see it: stat names and a score of summed rows. A
+    metric with several outputs (LM Challenge's rates) also has `figures`, giving each
+    output for summed rows, and may name the `tested` ones (that get intervals and
+    tests); `resample_dtype` is the type its bootstrap sums are scored in."""
+
+    stat_names: Optional[Tuple[str, ...]]
+
+    @property
+    def higher_is_better(self) -> bool: ...
+
+    def signature(self) -> str: ...
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray: ...
+
+
+MAIN = "score"
+"""The figure of a metric with one output."""
+
+
+def figures_of(metric: Scorer) -> Figures:
+    """The metric's figures: its own, or its score as the one figure "score"."""
+    own = getattr(metric, "figures", None)
+    if own is not None:
+        return own
+    return lambda totals: {MAIN: np.asarray(metric.score_many(totals))}
+
+
+@dataclass
+class StatsTable:
+    """One metric's rows for every system (a (segments, stats) array each, in the same
+    segment order), the segments' ids, and what reductions may use: each segment's
+    groups (tags), the resampling unit of each row (None: each row is its own), and
+    the number of references (for signatures)."""
+
+    label: str
+    metric: Scorer
+    rows: Dict[str, np.ndarray]
+    ids: List[str] = field(default_factory=list)
+    groups: Optional[List[List[str]]] = None
+    units: Optional[Sequence[Hashable]] = None
+    nrefs: Any = None
+    group_key: str = "group"
+
+    def __post_init__(self) -> None:
+        if not self.ids and self.rows:
+            self.ids = [str(i) for i in range(1, len(next(iter(self.rows.values()))) + 1)]
+
+    @property
+    def stat_names(self) -> Tuple[str, ...]:
+        return tuple(self.metric.stat_names or ())
+
+    @property
+    def systems(self) -> List[str]:
+        return list(self.rows)
+
+    def figures(self, totals: np.ndarray) -> Dict[str, np.ndarray]:
+        return figures_of(self.metric)(totals)
+
+    @property
+    def resample_dtype(self) -> type:
+        return getattr(self.metric, "resample_dtype", np.float64)
+
+    def _system_rows(self, system: Optional[str]) -> Tuple[str, np.ndarray]:
+        name = system if system is not None else self.systems[0]
+        if name not in self.rows:
+            raise KeyError(f"no system {name!r}; the table holds {', '.join(self.systems)}")
+        return name, self.rows[name]
+
+    def total(self, system: Optional[str] = None) -> np.ndarray:
+        """The summed statistics of a system (the first by default)."""
+        name, rows = self._system_rows(system)
+        return checked_total(rows, self.stat_names, f"{name}, {self.label}")
+
+    def score(self, system: Optional[str] = None) -> float:
+        """The corpus score of a system (the first by default)."""
+        values = self.figures(self.total(system)[None, :])
+        return float(next(iter(values.values()))[0])
+
+    def bootstrap(self, samples: int = 1000, seed: Optional[int] = DEFAULT_SEED,
+                  system: Optional[str] = None) -> np.ndarray:
+        """The scores of `samples` bootstrap resamples of a system's segments, with
+        sacrebleu's draws and arithmetic."""
+        _, rows = self._system_rows(system)
+        values = bootstrap(rows, self.figures, samples, seed, self.resample_dtype)
+        return next(iter(values.values()))
+
+    def confidence_interval(self, samples: int = 1000, seed: Optional[int] = DEFAULT_SEED,
+                            system: Optional[str] = None, paired: bool = False
+                            ) -> Tuple[float, float]:
+        """(mean, half-width) of the 95% bootstrap interval of a system's score, as
+        sacrebleu's --confidence computes it (with `paired`, as its paired bootstrap
+        computes the baseline's: numpy's mean instead of statistics.mean)."""
+        interval = estimate_ci if paired else confidence_interval
+        mean, half_width = interval(self.bootstrap(samples, seed, system))
+        return float(mean), float(half_width)
+
+    def subset(self, picked: np.ndarray) -> StatsTable:
+        """The same table on some of its segments."""
+        return StatsTable(self.label, self.metric,
+                          {name: rows[picked] for name, rows in self.rows.items()},
+                          [self.ids[i] for i in picked.tolist()], None,
+                          None if self.units is None else [self.units[i] for i in picked.tolist()],
+                          self.nrefs, self.group_key)
+
+
+def unit_rows(rows: np.ndarray, units: Optional[Sequence[Hashable]]) -> np.ndarray:
+    """Rows summed over runs of equal consecutive units (an LM log's messages), the
+    things a bootstrap resamples; the rows themselves when there are no units."""
+    if units is None:
+        return rows
+    starts = [i for i, unit in enumerate(units) if i == 0 or unit != units[i - 1]]
+    return np.add.reduceat(rows, starts, axis=0) if starts else rows
+
+
+def rows_by_key(keys: Sequence[Hashable]) -> Dict[Hashable, np.ndarray]:
+    """For every distinct key, in order of first appearance, the rows that hold it, in
+    order; in one pass over the rows (a pass per key is slow with thousands of keys)."""
+    codes: Dict[Hashable, int] = {}
+    labels = np.fromiter((codes.setdefault(key, len(codes)) for key in keys), dtype=np.intp,
+                         count=len(keys))
+    ends = np.cumsum(np.bincount(labels, minlength=len(codes)))
+    return dict(zip(codes, np.split(np.argsort(labels, kind="stable"), ends[:-1])))
+
+
+def group_rows(groups: Sequence[Sequence[str]]) -> Dict[str, np.ndarray]:
+    """For every tag, in order of first appearance, the segments that carry it."""
+    carriers = [(segment, tag) for segment, tags in enumerate(groups)
+                for tag in dict.fromkeys(tags)]
+    segments = np.array([segment for segment, _ in carriers], dtype=np.intp)
+    return {tag: segments[found]
+            for tag, found in rows_by_key([tag for _, tag in carriers]).items()}
