@@ -1,33 +1,71 @@
 """evalproto: metric evaluators with additive statistics, in process or over a pipe.
 
-Every name is imported on first use: Evaluator and EvaluatorProcess bring numpy, and the
-`evalproto` command (evalproto.cli.launch) must set its signal handlers and start its
-evaluators before anything slow.
+    import evalproto
+    bleu = evalproto.load("bleu", tokenize="intl")
+    print(bleu.corpus_score(hyps, refs))          # refs: one list of references per segment
+    cmp = evalproto.compare({"A": hyps_a, "B": hyps_b}, refs, metrics=["bleu", "chrf"],
+                            confidence=True, paired="bs")
+
+Every public name is imported on first use: the `evalproto` command
+(evalproto.cli.launch) must set its signal handlers and start its evaluators before
+anything slow, and the numerical modules bring numpy.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, Dict, Tuple
 
-__version__ = "0.1.0"
+from evalproto.base.version import __version__ as __version__
 
-_LAZY = {"Evaluator": "evalproto.metrics.evaluator", "EvaluatorProcess": "evalproto.sources.process",
-         **dict.fromkeys(["EvalprotoError", "EvaluatorError", "InputError", "SetupError"],
-                         "evalproto.base.errors")}
+_PUBLIC: Dict[str, Tuple[str, str]] = {
+    # metrics and their scores
+    **{name: ("evalproto.api", name) for name in (
+        "load", "Metric", "Score", "compare", "Comparison", "lm_score", "LMScore",
+        "lm_compare", "LMComparison", "bag_score", "registered_evaluators", "describe_evaluator",
+        "info", "read_dataset", "score_corpus", "score_on_cluster", "reduce_stats",
+        "write_stats_files", "lm_summaries", "analysis_of", "UsageProblem")},
+    "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),
+    "CountsEvaluator": ("evalproto.metrics.evaluator", "CountsEvaluator"),
+    "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),
+    "MetricSpec": ("evalproto.sources.specs", "MetricSpec"),
+    "DEFAULT_TIMEOUT": ("evalproto.sources.process", "DEFAULT_TIMEOUT"),
+    # tables and reductions
+    "StatsTable": ("evalproto.stats.table", "StatsTable"),
+    "Analysis": ("evalproto.stats.reductions", "Analysis"),
+    "Result": ("evalproto.stats.reductions", "Result"),
+    "analyse": ("evalproto.stats.reductions", "analyse"),
+    "DEFAULT_SEED": ("evalproto.stats.resampling", "DEFAULT_SEED"),
+    # inputs
+    "Corpus": ("evalproto.readers.text", "Corpus"),
+    "read_corpus": ("evalproto.readers.text", "read_corpus"),
+    "check_inputs": ("evalproto.readers.text", "check_inputs"),
+    "read_groups": ("evalproto.readers.groups", "read_groups"),
+    "DATA_FORMATS": ("evalproto.readers.datasets", "FORMATS"),
+    # outputs
+    "FORMATS": ("evalproto.reports.results", "FORMATS"),
+    "format_results": ("evalproto.reports.results", "format_results"),
+    "format_segments": ("evalproto.reports.results", "format_segments"),
+    "write_stats": ("evalproto.reports.statsfiles", "write_stats"),
+    "format_lm_json": ("evalproto.reports.lm", "format_json"),
+    "format_lm_text": ("evalproto.reports.lm", "format_text"),
+    "format_lm_comparison": ("evalproto.reports.lm", "format_comparison_text"),
+    "write_output": ("evalproto.base.outputs", "write_output"),
+    "parse_number": ("evalproto.base.numerals", "parse_number"),
+    # errors
+    **{name: ("evalproto.base.errors", name) for name in (
+        "EvalprotoError", "EvaluatorError", "InputError", "SetupError", "EvaluatorWarning")},
+}
 
-__all__ = [
-    "Evaluator",
-    "EvaluatorProcess",
-    "EvalprotoError",
-    "EvaluatorError",
-    "InputError",
-    "SetupError",
-    "__version__",
-]
+__all__ = sorted([*_PUBLIC, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _PUBLIC:
+        module, attribute = _PUBLIC[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'evalproto' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return __all__

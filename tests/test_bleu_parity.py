@@ -120,10 +120,11 @@ def test_variable_number_of_references_per_segment():
 @pytest.mark.parametrize("effective_order", [False, True])
 @pytest.mark.parametrize("smooth_method", ["exp", "floor", "add-k", "none"])
 @pytest.mark.parametrize("order", [2, 4, 6])
-def test_vectorized_scores_match_compute_bleu(smooth_method, effective_order, order):
-    """score_rows scores thousands of vectors at once, including the corners
-    compute_bleu branches on: no matches, orders with no n-grams (also out of order),
-    empty hypotheses and fractional lengths; `score` agrees with it exactly."""
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scores_match_compute_bleu_bit_for_bit(smooth_method, effective_order, order, dtype):
+    """The score of a vector, on the corners compute_bleu branches on: no matches,
+    orders with no n-grams (also out of order), empty hypotheses and fractional
+    lengths; in float64 (corpus scores) and float32 (sacrebleu's bootstrap resamples)."""
     bleu = BLEU(smooth_method=smooth_method, effective_order=effective_order,
                 max_ngram_order=order)
     vectors = np.random.default_rng(order).integers(0, 4, size=(600, 2 + 2 * order))
@@ -132,14 +133,14 @@ def test_vectorized_scores_match_compute_bleu(smooth_method, effective_order, or
     vectors[1::7, 2 + order:] = 0
     vectors[::11, 0] = 0
     vectors[::13] += 0.5
-    scores = bleu.score_rows(vectors)  # the arithmetic alone: many vectors are impossible
-    for vector, score in zip(vectors, scores):
+    for vector in vectors.astype(dtype):  # the arithmetic alone: many vectors are impossible
         expected = SacreBLEU.compute_bleu(
-            vector[2:2 + order].tolist(), vector[2 + order:].tolist(), int(vector[0]),
-            int(vector[1]), smooth_method, None, effective_order, order).score
-        assert score == expected
-        if bleu.broken_rule(vector[None, :], summed=True) is None:
-            assert bleu.checked_score(vector) == score
+            list(vector[2:2 + order]), list(vector[2 + order:]), int(vector[0]),
+            int(vector[1]), smooth_method, None, effective_order, order)
+        assert bleu.score(vector) == expected.score
+        assert bleu.details(vector)["precisions"] == expected.precisions
+        if dtype == np.float64 and bleu.broken_rule(vector[None, :], summed=True) is None:
+            assert bleu.checked_score(vector) == expected.score
 
 
 def test_add_k_smoothing_does_not_change_the_vector_it_scores():

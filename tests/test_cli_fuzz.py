@@ -7,7 +7,6 @@ command and spoils one of its files or option values, or adds flags."""
 
 import gzip
 import shlex
-import sys
 from pathlib import Path
 
 import click

@@ -11,7 +11,6 @@ import pytest
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, script
 from evalproto import EvaluatorProcess
 from evalproto.base import processes
-from evalproto.cli import launch
 from evalproto.cli.launch import METRIC_FLAGS, head_start, option_values
 
 

@@ -1,6 +1,7 @@
 """chrF, TER, WER, CER, exact match, SQuAD, macro-F1 and combine against their
 reference implementations, on real text, in process (-m) and over the protocol (-e)."""
 
+import random
 import re
 import string
 from collections import Counter
@@ -296,3 +297,61 @@ def test_bad_combine_parts_are_explained():
     assert result.exit_code == 1
     assert "a combine part is SPEC=WEIGHT with a finite number for WEIGHT, e.g. bleu=0.5; got 'bleu'" in (
         result.output)
+
+
+# -- the score of summed statistics, bit for bit, in float64 and in float32 ------------
+# (sacrebleu scores bootstrap resamples from float32 sums, with float32 scalars)
+
+def random_rows(metric, count, seed):
+    """Summed statistics with zeros where they test the edge cases."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        if metric == "bleu":
+            total = [rng.choice([0, rng.randint(1, 3000)]) for _ in range(4)]
+            correct = [rng.randint(0, t) if rng.random() > 0.1 else 0 for t in total]
+            rows.append([rng.randint(0, 3000), rng.randint(1, 3000), *correct, *total])
+        elif metric == "chrf":
+            row = []
+            for _ in range(8):
+                hyp, ref = rng.choice([0, rng.randint(1, 9000)]), rng.randint(0, 9000)
+                row += [hyp, ref, rng.randint(0, min(hyp, ref))]
+            rows.append(row)
+        else:
+            rows.append([rng.randint(0, 900), rng.choice([0, rng.randint(1, 1800) / 2])])
+    return rows
+
+
+@pytest.mark.parametrize("smooth", [("exp", None), ("floor", 0.2), ("add-k", 1), ("none", None)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bleu_scores_summed_statistics_as_sacrebleu(smooth, dtype):
+    from evalproto.evaluators.bleu import BLEU
+    method, value = smooth
+    ours, theirs = BLEU(smooth_method=method, smooth_value=value), SacreBLEU(
+        smooth_method=method, smooth_value=value)
+    for row in random_rows("bleu", 400, 1):
+        expected = theirs._compute_score_from_stats(np.array(row, dtype=dtype))
+        vector = np.array(row, dtype=dtype)
+        assert ours.score(vector) == expected.score
+        assert ours.details(vector)["precisions"] == [float(p) for p in expected.precisions]
+        assert ours.verbose_score(vector) == expected._verbose
+
+
+@pytest.mark.parametrize("options", [dict(), dict(word_order=2, beta=3),
+                                     dict(eps_smoothing=True, word_order=2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_chrf_and_ter_score_summed_statistics_as_sacrebleu(options, dtype):
+    from evalproto.evaluators.chrf import CHRF
+    from evalproto.evaluators.ter import TER
+    ours, theirs = CHRF(**options), SacreCHRF(**{"char_order": 6, **options})
+    orders = 6 + options.get("word_order", 0)
+    for row in random_rows("chrf", 400, 2):
+        vector = np.array(row[:3 * orders], dtype=dtype)
+        expected = theirs._compute_score_from_stats(vector).score
+        score = ours.score(vector)
+        assert score == expected and (dtype == np.float64 or type(score) is type(expected))
+    for row in random_rows("ter", 400, 3):
+        vector = np.array(row, dtype=dtype)
+        expected = SacreTER()._compute_score_from_stats(vector).score
+        score = TER().score(vector)
+        assert score == expected and (dtype == np.float64 or type(score) is type(expected))

@@ -1,11 +1,14 @@
-"""The progress line: on a terminal after 2 s, erased at the end, and never otherwise."""
+"""Progress bars: on a terminal, one per phase, with counts; never in a pipe or a file."""
 
 import io
 
+import pytest
+
 from conftest import DE_EN_HYP, DE_EN_REFS, read_lines
-from evalproto.cli.progress import Progress
-from evalproto.stats.reductions import stats_tables
+from evalproto.cli import progress as bars
+from evalproto.cli.progress import TerminalProgress
 from evalproto.evaluators.bleu import BLEU
+from evalproto.sources import base as sources
 
 
 class Terminal(io.StringIO):
@@ -13,44 +16,36 @@ class Terminal(io.StringIO):
         return True
 
 
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
+@pytest.fixture
+def at_once(monkeypatch):
+    monkeypatch.setattr(bars, "DELAY_SECONDS", 0)  # a bar for every phase, however short
+    monkeypatch.setattr(bars, "REFRESH_SECONDS", 0)  # and every step drawn
 
 
-def test_shown_on_a_terminal_after_two_seconds_and_erased():
-    stream, clock = Terminal(), Clock()
-    progress = Progress(4000, "scoring", stream, clock)
-    progress.advance(1000)
-    assert stream.getvalue() == ""  # a short run prints nothing
-    clock.now = 2.5
-    progress.advance(1000)
-    assert stream.getvalue() == "\rscoring: 2000/4000 (50%)"
-    progress.finish()
-    assert stream.getvalue().endswith("\r" + " " * len("scoring: 2000/4000 (50%)") + "\r")
+def test_scoring_shows_a_bar_that_counts_every_item_in_chunks(monkeypatch, at_once):
+    monkeypatch.setattr(sources, "CHUNK_ITEMS", 40)
+    stream = Terminal()
+    refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
+    hyps = {"hyp": read_lines(DE_EN_HYP)}
+    rows = sources.corpus_rows(BLEU(), refs, hyps, TerminalProgress(stream), label="bleu")
+    shown = stream.getvalue()
+    assert "scoring bleu" in shown and "40/150" in shown and "120/150" in shown
+    assert rows["hyp"].tolist() == BLEU().stats_many(list(zip(refs, hyps["hyp"]))).tolist()
+    assert not bars._open  # erased at the end of the phase
 
 
-def test_never_shown_when_stderr_is_not_a_terminal():
-    stream, clock = io.StringIO(), Clock()
-    progress = Progress(10, "scoring", stream, clock)
-    clock.now = 100.0
-    progress.advance(10)
-    progress.finish()
+def test_nothing_is_drawn_when_stderr_is_not_a_terminal(at_once):
+    stream = io.StringIO()
+    phase = TerminalProgress(stream).start("scoring", 10)
+    phase.advance(10)
+    phase.close()
     assert stream.getvalue() == ""
 
 
-def test_scoring_reports_every_item_in_chunks(monkeypatch):
-    from evalproto.stats import reductions as scoring
-    monkeypatch.setattr(scoring, "CHUNK_ITEMS", 40)
-    stream, clock = Terminal(), Clock()
-    progress = Progress(150, "scoring", stream, clock)
-    clock.now = 10.0  # a long run
-    refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
-    hyps = {"hyp": read_lines(DE_EN_HYP)}
-    (table,) = stats_tables([("bleu", BLEU())], refs, hyps, progress)
-    shown = stream.getvalue()
-    assert "\rscoring: 40/150 (26%)" in shown and "\rscoring: 150/150 (100%)" in shown
-    assert table.rows["hyp"].tolist() == BLEU().stats_many(list(zip(refs, hyps["hyp"]))).tolist()
+def test_clear_erases_the_bars_still_drawn(at_once):
+    stream = Terminal()
+    phase = TerminalProgress(stream).start("resampling", 1000)
+    phase.advance(10)
+    assert bars._open
+    bars.clear()
+    assert not bars._open and stream.getvalue().endswith("\r")

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from evalproto.base.numerals import format_number, format_numbers
 from evalproto.wire.protocol import (
     EvalRequest,
     InfoRequest,
@@ -12,8 +13,6 @@ from evalproto.wire.protocol import (
     ScoreRequest,
     format_error,
     format_eval_request,
-    format_number,
-    format_numbers,
     format_rows,
     format_score_request,
     parse_numbers,

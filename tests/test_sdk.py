@@ -14,7 +14,7 @@ import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
 from evalproto import Evaluator, EvaluatorError
-from evalproto.stats import reductions as scoring
+from evalproto.sources import base as sources
 from evalproto.wire.server import serve as serve_requests
 
 CUSTOM = textwrap.dedent('''
@@ -148,12 +148,11 @@ def test_a_failing_batch_names_the_item_that_fails_alone():
 
 @pytest.mark.parametrize("first_segment", [1, 11])
 def test_a_failure_in_a_corpus_names_the_segment_and_system(monkeypatch, first_segment):
-    monkeypatch.setattr(scoring, "CHUNK_ITEMS", 3)  # the failure is in the third chunk
+    monkeypatch.setattr(sources, "CHUNK_ITEMS", 3)  # the failure is in the third chunk
     refs = [["r"]] * 5
     systems = {"a.txt": ["x"] * 5, "b.txt": ["y", "y", "y", "bad", "y"]}
     with pytest.raises(EvaluatorError) as caught:
-        scoring.stats_tables([("counting", Counting())], refs, systems,
-                             first_segment=first_segment)
+        sources.corpus_rows(Counting(), refs, systems, first_segment=first_segment)
     assert str(caught.value) == (f"segment {first_segment + 3} of b.txt: evaluator "
                                  "'counting' failed: a bad hypothesis")
 

@@ -9,7 +9,8 @@ import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
 
 from conftest import DE_EN_HYP, DE_EN_REFS, read_lines, serve
-from evalproto.wire.protocol import format_numbers, parse_numbers
+from evalproto.base.numerals import format_numbers
+from evalproto.wire.protocol import parse_numbers
 from evalproto.wire.server import serve as serve_requests
 from evalproto.evaluators.bleu import BLEU
 

@@ -20,30 +20,15 @@ import shlex
 import signal
 import sys
 import warnings
-from typing import Dict, List, Sequence, Tuple
+from typing import Sequence
 
-METRIC_FLAGS = {"-m": "metric", "--metric": "metric", "-e": "evaluator", "--evaluator": "evaluator"}
+from evalproto.cli.words import METRIC_FLAGS, option_values
+
 _JOBS_FLAGS = ("-j", "--jobs")
 # The commands that run -e evaluators here; elsewhere (with --scheduler, or only
 # printing help) the head start would be wasted.
 _COMMANDS = ("corpus-score", "stats")
 _NOT_LOCAL = ("--scheduler", "-h", "--help")
-
-def option_values(args: Sequence[str], flags: Dict[str, str]) -> List[Tuple[str, str]]:
-    """(flags[flag], value) for each use of one of `flags`, in command-line order, in any
-    of the forms `-x V`, `-xV`, `--long V` and `--long=V`, up to a `--`."""
-    found = []
-    words = iter(args)
-    for word in words:
-        if word == "--":
-            break
-        name, equals, value = word.partition("=")
-        if name.startswith("--") and name in flags:
-            found.append((flags[name], value if equals else next(words, "")))
-        elif not word.startswith("--") and word[:2] in flags:
-            found.append((flags[word[:2]], word[2:] or next(words, "")))
-    return found
-
 
 def head_start(args: Sequence[str]) -> None:
     """Start the -e evaluators of a local corpus-score or stats run, as many copies of
@@ -82,6 +67,8 @@ def main() -> None:
 
         cli_main(prog_name="evalproto")
     except (Interrupted, KeyboardInterrupt):
+        if "evalproto.cli.progress" in sys.modules:  # erase the bars still drawn
+            sys.modules["evalproto.cli.progress"].clear()
         sys.stderr.write("Aborted!\n")
         sys.stderr.flush()
         sys.exit(1)

@@ -1,37 +1,64 @@
-"""A progress line on stderr for long runs, and nothing at all otherwise.
+"""Progress bars on stderr for the command line: one per phase (scoring a metric,
+resampling, a paired test), with rate and time left, drawn by tqdm.
 
-It appears only when stderr is a terminal and the run has lasted about 2 s, so logs,
-pipes and short runs stay clean; it is erased when the work is done.
+Only on a terminal: in pipes, files and CI logs nothing is written. A phase that ends
+within DELAY_SECONDS draws nothing either, so short runs stay clean. Bars are erased
+when their phase ends; on Ctrl-C, `clear` erases those still drawn before "Aborted!".
 """
 
 from __future__ import annotations
 
 import sys
-import time
-from typing import Callable, Optional, TextIO
+from typing import Any, List, Optional, TextIO
 
-DELAY_SECONDS = 2.0
+from tqdm import tqdm
+
+DELAY_SECONDS = 1.0
+REFRESH_SECONDS = 0.2
+_open: List[Any] = []
 
 
-class Progress:
-    def __init__(self, total: int, label: str, stream: Optional[TextIO] = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.total, self.label, self.done = total, label, 0
+class _Bar:
+    """One phase's bar."""
+
+    def __init__(self, label: str, total: int, stream: TextIO) -> None:
+        self._bar = tqdm(total=total, desc=label, file=stream, delay=DELAY_SECONDS,
+                         leave=False, dynamic_ncols=True, mininterval=REFRESH_SECONDS,
+                         smoothing=0.1)
+        _open.append(self)
+
+    def advance(self, count: int = 1) -> None:
+        self._bar.update(count)
+
+    def close(self) -> None:
+        if self in _open:
+            _open.remove(self)
+            self._bar.close()
+
+
+class _NoBar:
+    def advance(self, count: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class TerminalProgress:
+    """A Progress (evalproto.base.progress) that draws bars when `stream` (stderr by
+    default) is a terminal, and does nothing otherwise."""
+
+    def __init__(self, stream: Optional[TextIO] = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.clock, self.started = clock, clock()
         self.enabled = self.stream.isatty()
-        self.width = 0
 
-    def advance(self, count: int) -> None:
-        self.done += count
-        if not self.enabled or self.clock() - self.started < DELAY_SECONDS:
-            return
-        line = f"{self.label}: {self.done}/{self.total} ({100 * self.done // max(self.total, 1)}%)"
-        self.stream.write("\r" + line.ljust(self.width))
-        self.stream.flush()
-        self.width = len(line)
+    def start(self, label: str, total: int) -> Any:
+        if not self.enabled or total <= 0:
+            return _NoBar()
+        return _Bar(label, total, self.stream)
 
-    def finish(self) -> None:
-        if self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
+
+def clear() -> None:
+    """Erase every bar still drawn (on Ctrl-C, before "Aborted!")."""
+    for bar in list(_open):
+        bar.close()

@@ -7,16 +7,11 @@ evalproto's: each metric's statistics come from an evalproto evaluator (one row 
 segment), and every score, interval and p-value is a reduction over those rows with
 evalproto's resampling (sacrebleu's random draws).
 
-Two things make the figures print exactly as sacrebleu's:
-
-- A score is computed from the summed row with sacrebleu's own scalar float operations,
-  in its order (`bleu_from_sums`, `chrf_from_sums`, `ter_from_sums`). BLEU's
-  `evaluator.score_many` can differ in the last bit, as numpy's vectorised exp and log
-  are not libm's on AVX-512 machines, and the JSON of paired tests shows every digit.
-- sacrebleu scores bootstrap resamples from float32 sums, so chrF and TER resamples are
-  computed in float32 and BLEU's precisions are rounded to float32. The resampled
-  scores here come from the same float32 sums through the same functions, with the
-  same scalar types, so that means, intervals and p-values come out to the bit.
+The figures print exactly as sacrebleu's because evalproto's are sacrebleu's to the
+bit: its evaluators score summed statistics with sacrebleu's float operations in its
+order, and its bootstrap sums resamples in float32 and scores them as sacrebleu does
+(see evalproto.stats.resampling). Text is read as sacrebleu reads it, keeping a line's
+leading whitespace (the evaluators' `strip` off).
 
 Test sets (-t, -l, --echo, --download, --list) are read with sacrebleu's dataset module
 from its local cache; nothing is downloaded.
@@ -31,12 +26,10 @@ import importlib
 import io
 import json
 import logging
-import math
 import multiprocessing
 import os
 import re
 import signal
-import statistics
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -45,10 +38,7 @@ import click
 import numpy as np
 from tabulate import tabulate
 
-from evalproto import __version__
-from evalproto.metrics import registry
-from evalproto.stats import resampling
-from evalproto.base.errors import EvalprotoError
+import evalproto
 
 
 def _sacrebleu(module: str) -> Any:
@@ -58,7 +48,7 @@ def _sacrebleu(module: str) -> Any:
     return importlib.import_module(f"sacrebleu.{module}")
 
 
-VERSION = f"evalproto-{__version__}"
+VERSION = f"evalproto-{evalproto.__version__}"
 """What signatures say where sacrebleu's say 2.6.0."""
 
 METRIC_NAMES = ["bleu", "chrf", "ter"]
@@ -72,9 +62,6 @@ LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 """sacrebleu's default BLEU tokenizer for a target language (-l); 13a for any other."""
 OUTPUT_FORMATS = ["json", "text", "latex"]
 PAIRED_DEFAULTS = {"bs": 1000, "ar": 10000}
-MAX_ORDER = 4
-LOG_OF_ZERO = -9999999999
-EPSILON = 1e-16
 TOKENIZED_LINES = 100
 
 COLOR_CODES = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m",
@@ -296,103 +283,6 @@ class Output:
         self.stream.detach()
 
 
-# -- sacrebleu's arithmetic on summed statistics ----------------------------------------
-
-@dataclass
-class BleuDetails:
-    """What sacrebleu prints after a BLEU score."""
-
-    precisions: List[Number]
-    bp: float
-    sys_len: int
-    ref_len: int
-
-    def __str__(self) -> str:
-        ratio = self.sys_len / self.ref_len if self.ref_len else 0
-        precisions = "/".join(f"{p:.1f}" for p in self.precisions)
-        return (f"{precisions} (BP = {self.bp:.3f} ratio = {ratio:.3f} "
-                f"hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})")
-
-
-def bleu_from_sums(stats: Sequence[Number], method: str, value: Optional[float],
-                   effective_order: bool) -> Tuple[Number, BleuDetails]:
-    """BLEU of summed statistics [hyp_len, ref_len, correct_1..4, total_1..4] with
-    sacrebleu's operations in its order. Given Python floats, the arithmetic is float64;
-    given a float32 row (a bootstrap resample), the precisions are float32 as in
-    sacrebleu, while lengths, logs and exponentials stay float64."""
-    if value is None:
-        value = SMOOTH_DEFAULTS[method]
-    sys_len, ref_len = int(stats[0]), int(stats[1])
-    correct, total = list(stats[2:2 + MAX_ORDER]), list(stats[2 + MAX_ORDER:])
-    bp = 1.0
-    if sys_len < ref_len:
-        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-    precisions: List[Number] = [0.0] * MAX_ORDER
-    if not any(correct):
-        return 0.0, BleuDetails(precisions, bp, sys_len, ref_len)
-    doubling, orders = 1., MAX_ORDER
-    for n in range(MAX_ORDER):
-        if method == "add-k" and n > 0:
-            correct[n] += value
-            total[n] += value
-        if total[n] == 0:
-            break
-        if effective_order:
-            orders = n + 1
-        if correct[n] != 0:
-            precisions[n] = 100. * correct[n] / total[n]
-        elif method == "exp":
-            doubling *= 2
-            precisions[n] = 100. / (doubling * total[n])
-        elif method == "floor":
-            precisions[n] = 100. * value / total[n]
-    logs = [LOG_OF_ZERO if p == 0.0 else math.log(p) for p in precisions[:orders]]
-    return bp * math.exp(sum(logs) / orders), BleuDetails(precisions, bp, sys_len, ref_len)
-
-
-def chrf_from_sums(stats: Sequence[Number], orders: int, beta: int,
-                   eps_smoothing: bool) -> Number:
-    """chrF of summed [hyp, ref, match] triples per order with sacrebleu's operations in
-    its order (float32 throughout for a float32 row, as in sacrebleu's bootstrap)."""
-    factor = beta ** 2
-    f_sum, matched_orders = 0.0, 0
-    precision_sum, recall_sum = 0.0, 0.0
-    for i in range(orders):
-        hyp, ref, match = stats[3 * i:3 * i + 3]
-        precision = match / hyp if hyp > 0 else EPSILON
-        recall = match / ref if ref > 0 else EPSILON
-        denominator = factor * precision + recall
-        f_sum += (1 + factor) * precision * recall / denominator if denominator > 0 else EPSILON
-        if hyp > 0 and ref > 0:
-            precision_sum += precision
-            recall_sum += recall
-            matched_orders += 1
-    if eps_smoothing:
-        return 100 * f_sum / orders
-    if matched_orders == 0:
-        precision_sum = recall_sum = 0.0
-    else:
-        precision_sum /= matched_orders
-        recall_sum /= matched_orders
-    if not precision_sum + recall_sum:
-        return 0.0
-    f_score = (1 + factor) * precision_sum * recall_sum
-    f_score /= (factor * precision_sum) + recall_sum
-    return 100 * f_score
-
-
-def ter_from_sums(stats: Sequence[Number]) -> Number:
-    """TER of summed [edits, average reference length], as sacrebleu computes it."""
-    edits, ref_len = stats[0], stats[1]
-    if ref_len > 0:
-        rate = edits / ref_len
-    elif edits > 0:
-        rate = 1.0  # empty references and a non-empty hypothesis
-    else:
-        rate = 0.0
-    return 100 * rate
-
-
 # -- metrics ----------------------------------------------------------------------------
 
 SHORT_KEYS = {"version": "v", "nrefs": "#", "bs": "bs", "ar": "ar", "seed": "rs",
@@ -418,22 +308,18 @@ class Resampling:
 class Metric:
     """One of sacrebleu's metrics, computed by an evalproto evaluator."""
 
-    def __init__(self, key: str, name: str, spec: str,
-                 arithmetic: Callable[[Sequence[Number]], Number],
-                 details: Optional[Callable[[Sequence[Number]], Any]] = None,
-                 warns_tokenized: bool = False) -> None:
+    def __init__(self, key: str, spec: str, warns_tokenized: bool = False) -> None:
         self.key = key  # sacrebleu's name for the metric class: BLEU, CHRF, TER
-        self.name = name  # the score's name: BLEU, chrF2, chrF2++, TER
-        self.evaluator = registry.from_spec(spec)
-        self.arithmetic = arithmetic
-        self.details = details
+        self.metric = evalproto.load(spec)
+        self.name = self.metric.name  # the score's name: BLEU, chrF2, chrF2++, TER
         self.warns_tokenized = warns_tokenized
         self.nrefs = 0  # references per segment, as the signature says
 
     def rows(self, refs: Sequence[Sequence[str]], hyps: Sequence[str]) -> np.ndarray:
-        """One row of statistics per segment; `refs` holds one list per reference."""
-        segments = list(zip(*refs)) if refs else [()] * len(hyps)
-        return self.evaluator.stats_many(list(zip(segments, hyps)))
+        """One row of statistics per segment; `refs` holds one list per reference. Text
+        is scored as sacrebleu reads it, leading whitespace kept."""
+        table = self.metric.stats_table(hyps, ref_streams=refs, strip=False)
+        return table.rows["system"]
 
     def warn_if_tokenized(self, hyps: Sequence[str]) -> None:
         """sacrebleu's BLEU warns when 100 hypotheses or more end in " ."."""
@@ -446,23 +332,16 @@ class Metric:
 
     def score(self, rows: np.ndarray) -> Tuple[float, str]:
         """The corpus score of the rows, and the details sacrebleu prints after it."""
-        total = _sequential_sum(rows).tolist()
-        details = str(self.details(total)) if self.details else ""
-        return self.arithmetic(total), details
+        score = self.metric.score_stats(rows)
+        return score.score, score.verbose
 
-    def score_many(self, sums: np.ndarray) -> np.ndarray:
-        """Scores of summed rows in float64, as sacrebleu's approximate randomization
-        computes them."""
-        return np.array([self.arithmetic(row) for row in sums.tolist()], dtype=np.float64)
-
-    def resampled_scores(self, sums: np.ndarray) -> np.ndarray:
-        """Scores of bootstrap resamples from their float32 sums, as sacrebleu computes
-        them; the array is float32 or float64 as sacrebleu's would be."""
-        return np.array([self.arithmetic(row) for row in sums])
+    def table(self, systems: Dict[str, np.ndarray]) -> Any:
+        """The systems' rows as a table for evalproto's reductions."""
+        return evalproto.StatsTable(self.name, self.metric.source, systems)
 
     def signature(self, short: bool, resampled: Optional[Resampling] = None) -> str:
         """sacrebleu's signature: nrefs, resampling, the metric's settings, version."""
-        settings = self.evaluator.signature_fields()
+        settings = self.metric.source.signature_fields()
         fields: List[Tuple[str, Any]] = [("nrefs", self.nrefs)]
         fields += [(key, value) for key, value in vars(resampled or Resampling()).items()
                    if value is not None]
@@ -477,14 +356,6 @@ def _yes_no(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
-
-
-def _sequential_sum(rows: np.ndarray) -> np.ndarray:
-    """Column sums added row after row, as sacrebleu's sum_of_lists adds them (this
-    matters only for fractional statistics, TER's average reference lengths)."""
-    if len(rows) == 0:
-        return np.zeros(rows.shape[1])
-    return np.add.accumulate(rows, axis=0)[-1]
 
 
 def make_metrics(args: argparse.Namespace, nrefs: int) -> Dict[str, Metric]:
@@ -523,10 +394,7 @@ def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
         spec += " --lowercase"
     if sentence_level:  # sacrebleu turns effective order on for sentence BLEU
         spec += " --effective-order"
-    return Metric("BLEU", "BLEU", spec,
-                  lambda stats: bleu_from_sums(stats, method, value, sentence_level)[0],
-                  lambda stats: bleu_from_sums(stats, method, value, sentence_level)[1],
-                  warns_tokenized=not args.bleu_force)
+    return Metric("BLEU", spec, warns_tokenized=not args.bleu_force)
 
 
 def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
@@ -538,9 +406,9 @@ def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
                         ("--whitespace", args.chrf_whitespace),
                         ("--eps-smoothing", args.chrf_eps_smoothing)):
         spec += f" {flag}" if given else ""
-    eps = args.chrf_eps_smoothing
-    return Metric("CHRF", f"chrF{beta}" + "+" * words, spec,
-                  lambda stats: chrf_from_sums(stats, chars + words, beta, eps))
+    metric = Metric("CHRF", spec)
+    metric.name = f"chrF{beta}" + "+" * words  # sacrebleu's, with its sign
+    return metric
 
 
 def make_ter(args: argparse.Namespace, sentence_level: bool) -> Metric:
@@ -551,7 +419,7 @@ def make_ter(args: argparse.Namespace, sentence_level: bool) -> Metric:
                         ("--asian-support", args.ter_asian_support),
                         ("--case-sensitive", args.ter_case_sensitive)):
         spec += f" {flag}" if given else ""
-    return Metric("TER", "TER", spec, ter_from_sums)
+    return Metric("TER", spec)
 
 
 # -- formatting scores ------------------------------------------------------------------
@@ -732,77 +600,6 @@ def seed_setting() -> Tuple[str, Optional[int]]:
     return text, None if text.lower() == "none" else int(text)
 
 
-FLOAT32_EXACT = 2 ** 24
-"""Integers up to this are exact in float32."""
-DRAW_CHUNK = 32
-"""Resamples drawn at a time where the draws themselves are needed; numpy continues
-the stream of `choice` exactly across calls of whole rows."""
-
-
-def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[int]
-                   ) -> Iterator[List[np.ndarray]]:
-    """float32 sums of the next bootstrap resamples of each system's rows, all systems
-    drawn alike, equal to sacrebleu's: it converts the rows to float32 and adds each
-    resample's rows in draw order. Where every partial sum is exact in float32 (counts,
-    and TER's averages over 1, 2 or 4 references, in corpora of modest size), the order
-    does not matter and the sums are evalproto's weighted sums of the rows; otherwise the
-    rows are added in sacrebleu's order, from the same draws."""
-    if all(_exact_in_float32(rows) for rows in systems):
-        for counts in resampling.bootstrap_counts(len(systems[0]), samples, seed):
-            yield [(counts @ rows).astype(np.float32) for rows in systems]
-        return
-    systems32 = [rows.astype(np.float32) for rows in systems]
-    rng = np.random.default_rng(seed)
-    for start in range(0, samples, DRAW_CHUNK):
-        picks = rng.choice(len(systems[0]), size=(min(DRAW_CHUNK, samples - start),
-                                                  len(systems[0])), replace=True)
-        yield [np.stack([rows[resample].sum(0) for resample in picks]) for rows in systems32]
-
-
-def _exact_in_float32(rows: np.ndarray) -> bool:
-    """Whether any sum of up to len(rows) rows is exact in float32: the statistics are
-    multiples of 1/4, and n times the largest of a column, in quarters, is below 2^24."""
-    quarters = rows * 4
-    return bool(np.array_equal(quarters, np.round(quarters))) and \
-        len(rows) * float(np.abs(quarters).max(initial=0)) < FLOAT32_EXACT
-
-
-def bootstrap_scores(metric: Metric, rows: np.ndarray, samples: int,
-                     seed: Optional[int]) -> np.ndarray:
-    """The scores of sacrebleu's bootstrap resamples of one system."""
-    return np.concatenate([metric.resampled_scores(sums) for (sums,) in
-                           resampled_sums([rows], samples, seed)])
-
-
-def single_system_ci(metric: Metric, rows: np.ndarray, samples: int,
-                     seed: Optional[int]) -> Tuple[Number, Number]:
-    """Mean and half-width of the 95% bootstrap interval of one system, as sacrebleu's
-    Score.estimate_ci computes them: over the resampled scores as scalars (float32 for
-    chrF and TER), with statistics.mean, not numpy's mean (paired tests use that)."""
-    scores = bootstrap_scores(metric, rows, samples, seed)
-    ordered = sorted(scores.tolist() if scores.dtype == np.float64 else list(scores))
-    lower = len(ordered) // 40
-    upper = len(ordered) - lower - 1
-    return statistics.mean(ordered), 0.5 * (ordered[upper] - ordered[lower])
-
-
-def paired_bootstrap(metric: Metric, baseline: np.ndarray, system: np.ndarray,
-                     observed: float, samples: int, seed: Optional[int]) -> Score:
-    """sacrebleu's paired bootstrap test: both systems on the same resamples; the CI of
-    the system; the p-value of the centred absolute differences exceeding the observed
-    one. The scores are those of float32 sums, so the reductions are done here rather
-    than in resampling.paired_bootstrap, which scores in float64."""
-    baseline_scores, system_scores = [], []
-    for baseline_sums, system_sums in resampled_sums([baseline, system], samples, seed):
-        baseline_scores.append(metric.resampled_scores(baseline_sums))
-        system_scores.append(metric.resampled_scores(system_sums))
-    system_all = np.concatenate(system_scores)
-    mean, ci = resampling.estimate_ci(system_all)
-    differences = np.abs(system_all - np.concatenate(baseline_scores))
-    p_value = resampling.p_value(differences - differences.mean(), observed)
-    return Score(metric.name, 0.0, mean=mean, ci=ci, p_value=p_value)
-
-
 # -- test sets --------------------------------------------------------------------------
 
 class NotCached(Exception):
@@ -919,7 +716,7 @@ def run(argv: Sequence[str]) -> int:
         return 0
     except SystemExit as exc:
         return _exit_code(exc)
-    except (NotCached, EvalprotoError, OSError, UnicodeDecodeError) as exc:
+    except (NotCached, evalproto.EvalprotoError, OSError, UnicodeDecodeError) as exc:
         # where sacrebleu shows a traceback (a missing file, a wrong encoding) or would
         # download; the exit code is sacrebleu's, 1
         with messages(args.quiet):
@@ -1183,7 +980,8 @@ def single_system(metrics: Dict[str, Metric], hyps: List[str], refs: List[List[s
         fields = None
         if bootstrap > 1:
             seed_text, seed = seed_setting()
-            score.mean, score.ci = single_system_ci(metric, rows, bootstrap, seed)
+            score.mean, score.ci = metric.table({"system": rows}).confidence_interval(
+                bootstrap, seed)
             fields = Resampling(bs=bootstrap, seed=seed_text.lower())
         signature = metric.signature(args.short and args.format != "json", fields)
         lines.append(score.format(args.width, args.score_only, signature,
@@ -1219,16 +1017,16 @@ def paired_tests(metrics: Dict[str, Metric], names: List[str], systems: List[Lis
     test_seed = seed if seed else None  # sacrebleu's tests treat a seed of 0 as none
     columns: Dict[str, List[Cell]] = {"System": names}
     signatures: Dict[str, str] = {}
-    baselines: Dict[str, Tuple[Metric, np.ndarray, float]] = {}
+    baselines: Dict[str, Tuple[Metric, np.ndarray]] = {}
     for key, metric in metrics.items():
         LOG.info(f"Pre-computing {key} statistics for {names[0]!r}")
         metric.warn_if_tokenized(systems[0])
         rows = metric.rows(refs, systems[0])
         score = Score(metric.name, metric.score(rows)[0])
         if test == "bs":
-            score.mean, score.ci = resampling.estimate_ci(
-                bootstrap_scores(metric, rows, samples, seed))
-        baselines[metric.name] = metric, rows, float(score.score)
+            score.mean, score.ci = metric.table({"baseline": rows}).confidence_interval(
+                samples, seed, paired=True)
+        baselines[metric.name] = metric, rows
         columns[metric.name] = [score]
         fields = Resampling(bs=samples, seed=str(seed).lower()) if test == "bs" else \
             Resampling(ar=samples, seed=str(seed).lower())
@@ -1242,25 +1040,20 @@ def paired_tests(metrics: Dict[str, Metric], names: List[str], systems: List[Lis
         if jobs < 0:
             raise fail("Number of processes must be at least 1")
     for name, hyps in zip(names[1:], systems[1:]):
-        for metric_name, (metric, baseline_rows, baseline_score) in baselines.items():
+        for metric_name, (metric, baseline_rows) in baselines.items():
             LOG.info(f"Computing {metric_name} for {name!r} and extracting sufficient "
                      f"statistics")
             metric.warn_if_tokenized(hyps)
             rows = metric.rows(refs, hyps)
-            score = metric.score(rows)[0]
-            observed = abs(baseline_score - score)
+            LOG.info(f" > Performing paired bootstrap resampling test (# resamples: {samples})"
+                     if test == "bs" else
+                     f" > Performing approximate randomization test (# trials: {samples})")
+            table = metric.table({"baseline": baseline_rows, "system": rows})
+            _, tested = evalproto.analyse([table], evalproto.Analysis(
+                paired=test, paired_n=samples, seed=test_seed))
+            result = Score(metric_name, metric.score(rows)[0], p_value=tested.p_value)
             if test == "bs":
-                LOG.info(f" > Performing paired bootstrap resampling test (# resamples: "
-                         f"{samples})")
-                result = paired_bootstrap(metric, baseline_rows, rows, observed, samples,
-                                          test_seed)
-                result.score = score
-            else:
-                LOG.info(f" > Performing approximate randomization test (# trials: "
-                         f"{samples})")
-                tested = resampling.approximate_randomization(
-                    baseline_rows, rows, metric.score_many, samples, test_seed)
-                result = Score(metric_name, score, p_value=tested.p_value)
+                result.mean, result.ci = tested.mean, tested.ci
             columns[metric_name].append(result)
     return columns, signatures
 

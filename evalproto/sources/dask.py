@@ -15,16 +15,13 @@ import logging
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.stats import lmreport
 from evalproto.base.errors import EvalprotoError, SetupError
 from evalproto.base.items import Item
-from evalproto.sources.pool import contiguous_ranges
 from evalproto.base.processes import interrupts_ignored
-from evalproto.stats.resampling import column_sums
 from evalproto.readers.text import (
     check_inputs,
     check_line_counts,
@@ -35,7 +32,8 @@ from evalproto.readers.text import (
     read_bytes,
     read_line_range,
 )
-from evalproto.stats.reductions import MetricTable, StatsSource, stats_tables
+from evalproto.sources.base import StatsSource, corpus_rows
+from evalproto.sources.pool import contiguous_ranges
 from evalproto.sources.specs import MetricSpec
 
 ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+:[0-9]+/?\Z", re.IGNORECASE)
@@ -109,8 +107,8 @@ def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequen
 
     refs = [list(segment) for segment in zip(*map(lines, ref_paths))]
     systems = {path: lines(path) for path in hyp_paths}
-    return _using(spec, timeout, lambda source: stats_tables(
-        [(spec.spec, source)], refs, systems, first_segment=partition.start + 1)[0].rows)
+    return _using(spec, timeout, lambda source: corpus_rows(
+        source, refs, systems, first_segment=partition.start + 1))
 
 
 def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
@@ -118,7 +116,8 @@ def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
     def description(source: StatsSource) -> Dict[str, Any]:
         scorer = source.for_sentences() if sentences else source
         return {"stat_names": tuple(source.stat_names or ()),
-                "higher_is_better": source.higher_is_better, "signature": scorer.signature()}
+                "higher_is_better": source.higher_is_better, "signature": scorer.signature(),
+                "resample_dtype": getattr(source, "resample_dtype", np.float64)}
     return _using(spec, timeout, description)
 
 
@@ -197,6 +196,7 @@ class RemoteSource:
         info = client.submit(describe, spec, timeout, sentences, pure=False).result()
         self.stat_names: Tuple[str, ...] = info["stat_names"]
         self.higher_is_better: bool = info["higher_is_better"]
+        self.resample_dtype: type = info["resample_dtype"]
         self._signature: str = info["signature"]
 
     def signature(self) -> str:
@@ -213,28 +213,28 @@ class RemoteSource:
         raise NotImplementedError("rows come from the workers' partitions")
 
 
-def distributed_tables(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequence[str],
-                       hyp_paths: Sequence[str], timeout: Optional[float]
-                       ) -> Tuple[int, List[MetricTable]]:
-    """(segments, tables) as `stats_tables` would give them, computed by the workers."""
+def cluster_rows(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequence[str],
+                 hyp_paths: Sequence[str], timeout: Optional[float]
+                 ) -> Tuple[int, List[Tuple[RemoteSource, Dict[str, np.ndarray]]]]:
+    """(segments, [(source, every system's rows) per metric]) as a local run would have
+    them, computed by the workers from their own line ranges of the files."""
     wanted = PARTITIONS_PER_WORKER * len(client.scheduler_info()["workers"])
     segments, partitions = client.submit(plan_partitions, ref_paths, hyp_paths, wanted,
                                          pure=False).result()
-    tables = []
+    computed = []
     for spec in specs:
         futures = [client.submit(partition_rows, spec, timeout, ref_paths, hyp_paths,
                                  partition, pure=False) for partition in partitions]
         parts = client.gather(futures)
         rows = {path: np.concatenate([part[path] for part in parts]) for path in hyp_paths}
-        tables.append(MetricTable(spec.spec, RemoteSource(client, spec, timeout), rows))
-    return segments, tables
+        computed.append((RemoteSource(client, spec, timeout), rows))
+    return segments, computed
 
 
-def distributed_lm_summaries(client: Any, logs: Sequence[str], *options: Any
-                             ) -> List[Dict[str, Any]]:
-    futures = [client.submit(lmreport.log_summaries, path, *options, pure=False)
-               for path in logs]
-    return [summary for summaries in client.gather(futures) for summary in summaries]
+def run_each(client: Any, function: Callable[..., Any], arguments: Sequence[Sequence[Any]]
+             ) -> List[Any]:
+    """`function(*args)` for each of `arguments` on the workers, results in order."""
+    return client.gather([client.submit(function, *args, pure=False) for args in arguments])
 
 
 def bag_stats(bag: Any, spec: str, kind: str = "metric",
@@ -245,10 +245,9 @@ def bag_stats(bag: Any, spec: str, kind: str = "metric",
     return np.concatenate(parts)
 
 
-def bag_score(bag: Any, spec: str, kind: str = "metric", timeout: Optional[float] = None) -> float:
-    """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
+def remote_source(spec: str, kind: str = "metric", timeout: Optional[float] = None
+                  ) -> RemoteSource:
+    """A metric on the current Dask client's workers."""
     from dask.distributed import get_client
 
-    total = column_sums(bag_stats(bag, spec, kind, timeout))
-    return float(RemoteSource(get_client(), MetricSpec(kind, spec), timeout)
-                 .score_many(total[None, :])[0])
+    return RemoteSource(get_client(), MetricSpec(kind, spec), timeout)

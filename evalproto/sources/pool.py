@@ -13,18 +13,17 @@ from __future__ import annotations
 import multiprocessing
 import queue
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
+from contextlib import ExitStack
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.sources.process import ClosedOnExit
 from evalproto.base.errors import EvalprotoError
-from evalproto.base.processes import interrupts_ignored
 from evalproto.base.items import Item
-from evalproto.stats.reductions import StatsSource
-
-if TYPE_CHECKING:
-    from evalproto.sources.specs import MetricSpec
+from evalproto.base.processes import interrupts_ignored
+from evalproto.sources.base import StatsSource
+from evalproto.sources.process import ClosedOnExit
+from evalproto.sources.specs import MetricSpec
 
 _WORKER_SOURCE: Optional[StatsSource] = None
 _CHUNKS_PER_COPY = 4
@@ -35,15 +34,15 @@ def _start_worker(spec: MetricSpec) -> None:
     _WORKER_SOURCE = spec.build(None)
 
 
-def _worker_stats(part: Tuple[int, Sequence[Item]]) -> np.ndarray:
+def _worker_stats(part: Tuple[int, Sequence[Item], bool]) -> np.ndarray:
     return _part_stats(_WORKER_SOURCE, part)
 
 
-def _part_stats(source: StatsSource, part: Tuple[int, Sequence[Item]]) -> np.ndarray:
+def _part_stats(source: StatsSource, part: Tuple[int, Sequence[Item], bool]) -> np.ndarray:
     """The rows of the items from `start` on; a failure names its item among all."""
-    start, items = part
+    start, items, strip = part
     try:
-        return source.stats_many(items)
+        return source.stats_many(items) if strip else source.stats_many(items, strip)
     except EvalprotoError as exc:
         raise exc.shifted(start) from None
 
@@ -68,7 +67,7 @@ class EvaluatorPool(ClosedOnExit):
         self.jobs = jobs
         self._copies: List[Any] = [spec.build(timeout)]
         self._processes = None
-        if spec.kind == "evaluator":
+        if not spec.in_process:
             self._copies += [spec.build(timeout) for _ in range(jobs - 1)]
         else:  # spawned workers build their own: nothing unpicklable crosses
             # Workers start with Ctrl-C ignored (the setting is inherited): the terminal
@@ -82,9 +81,11 @@ class EvaluatorPool(ClosedOnExit):
         self.signature = primary.signature
         self.score_many = primary.score_many
         self.for_sentences = primary.for_sentences
+        self.resample_dtype = getattr(primary, "resample_dtype", np.float64)
 
-    def stats_many(self, items: Sequence[Item]) -> np.ndarray:
-        parts = chunks(list(items), self.jobs * _CHUNKS_PER_COPY)
+    def stats_many(self, items: Sequence[Item], strip: bool = True) -> np.ndarray:
+        parts = [(start, items, strip)
+                 for start, items in chunks(list(items), self.jobs * _CHUNKS_PER_COPY)]
         if self._processes is not None:
             rows = self._processes.map(_worker_stats, parts, chunksize=1)
         else:
@@ -94,7 +95,7 @@ class EvaluatorPool(ClosedOnExit):
         self.stat_names = self._copies[0].stat_names or self.stat_names
         return np.concatenate(rows)
 
-    def _threaded_stats(self, parts: List[Tuple[int, Sequence[Item]]]) -> List[np.ndarray]:
+    def _threaded_stats(self, parts: List[Tuple[int, Sequence[Item], bool]]) -> List[np.ndarray]:
         """Each external copy, in its own thread, takes the next part until none is left."""
         todo: queue.SimpleQueue = queue.SimpleQueue()
         for numbered in enumerate(parts):
@@ -127,3 +128,12 @@ class EvaluatorPool(ClosedOnExit):
             self._processes.join()
         for copy in self._copies:
             getattr(copy, "terminate", copy.close)()
+
+
+def open_source(spec: MetricSpec, stack: ExitStack, timeout: Optional[float],
+                jobs: int = 1) -> StatsSource:
+    """The spec built, or a pool of `jobs` copies of it; processes are closed (and
+    checked) when `stack` closes."""
+    if jobs > 1:
+        return stack.enter_context(EvaluatorPool(spec, jobs, timeout))
+    return stack.enter_context(spec.build(timeout))

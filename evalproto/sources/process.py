@@ -26,6 +26,7 @@ import numpy as np
 from evalproto.base import processes
 from evalproto.base.errors import EvaluatorError, EvaluatorWarning, InputError, SetupError
 from evalproto.base.items import Item, checked_items
+from evalproto.base.numerals import shorten
 from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
     LineTooLong,
@@ -35,7 +36,6 @@ from evalproto.wire.protocol import (
     format_score_request,
     parse_numbers,
     parse_rows,
-    shorten,
 )
 
 DEFAULT_TIMEOUT = 120.0
@@ -184,10 +184,15 @@ class EvaluatorProcess(ClosedOnExit):
 
     # -- the Evaluator interface --------------------------------------------------
 
-    def stats_many(self, items: Iterable[Item]) -> np.ndarray:
-        """One row per item; requests are pipelined, replies checked in order."""
+    def stats_many(self, items: Iterable[Item], strip: bool = True) -> np.ndarray:
+        """One row per item; requests are pipelined, replies checked in order. The
+        protocol strips whitespace around every field, so a text that must keep it
+        (`strip` false) and has it cannot be sent, and is refused."""
         lines = []
-        for index, (refs, hyp) in enumerate(checked_items(items)):
+        for index, (refs, hyp) in enumerate(checked_items(items, strip)):
+            if not strip and any(text != text.strip() for text in (*refs, hyp)):
+                raise InputError("a text with whitespace at an end cannot be sent over the "
+                                 "protocol, which strips it", index)
             try:
                 lines.append(format_score_request(refs, hyp))
             except ValueError as exc:

@@ -14,7 +14,7 @@ from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from evalproto.base.items import Item
-from evalproto.base.numerals import format_number, format_numbers, parse_number, shorten
+from evalproto.base.numerals import format_numbers, parse_number, shorten
 
 SEPARATOR = "|||"
 PROTOCOL_VERSION = 1

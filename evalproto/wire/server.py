@@ -16,11 +16,12 @@ import gc
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, BinaryIO, Iterator, List, TextIO, Union
+from typing import Any, BinaryIO, Dict, Iterator, List, Protocol, Sequence, TextIO, Union
 
 import click
 
 from evalproto.base.errors import EvalprotoError
+from evalproto.base.numerals import format_number, format_numbers
 from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
     EvalRequest,
@@ -30,14 +31,31 @@ from evalproto.wire.protocol import (
     ScoreRequest,
     arrived_lines,
     format_error,
-    format_number,
-    format_numbers,
     format_rows,
     parse_request,
 )
 
-if TYPE_CHECKING:
-    from evalproto.metrics.evaluator import Evaluator
+
+class Evaluator(Protocol):
+    """What the server needs of an evaluator (evalproto.metrics.evaluator.Evaluator
+    builds on this module, not the other way round)."""
+
+    name: str
+    options: Sequence[click.Parameter]
+
+    def stats_many(self, items: Sequence[ScoreRequest]) -> Any: ...
+
+    def checked_stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]: ...
+
+    def checked_score(self, vector: Sequence[float]) -> float: ...
+
+    def info(self) -> Dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
 
 
 def _parse_line(line: Union[bytes, LineTooLong]) -> Request:

@@ -1,0 +1,694 @@
+"""evalproto's public Python API: load a metric, score lists of strings, compare systems,
+read LM logs; and the file-level functions the command line is built on.
+
+    >>> import evalproto
+    >>> bleu = evalproto.load("bleu")
+    >>> hyps = ["The cat sat on the mat.", "It rained all day."]
+    >>> refs = [["The cat sat on the mat."], ["It was raining all day."]]
+    >>> print(bleu.corpus_score(hyps, refs))
+    BLEU = 70.93 90.9/77.8/71.4/60.0 (BP = 1.000 ratio = 0.917 hyp_len = 11 ref_len = 12)
+
+Every figure is a reduction over stats rows (evalproto.stats); a metric is an evaluator
+run in process, a command that speaks the SCORE/EVAL protocol, or a pool of copies of
+either, all with the same interface.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from evalproto.base.errors import EvalprotoError, InputError, SetupError
+from evalproto.base.gcpause import paused_gc
+from evalproto.base.numerals import json_number
+from evalproto.base.progress import QUIET, Progress
+from evalproto.metrics import registry
+from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
+from evalproto.readers import datasets, lmlogs, surprisals
+from evalproto.readers.groups import read_groups
+from evalproto.readers.statsfiles import MergedStats, MetricColumns, merge_stats, read_stats
+from evalproto.readers.text import STDIN, Corpus, check_inputs, read_bytes, read_corpus
+from evalproto.reports import lm as lm_reports
+from evalproto.reports.results import format_results, format_segments, result_record
+from evalproto.sources import dask as cluster
+from evalproto.sources.base import StatsSource, corpus_rows
+from evalproto.sources.pool import open_source
+from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.sources.specs import MetricSpec
+from evalproto.stats.reductions import (
+    Analysis,
+    Result,
+    SegmentScores,
+    analyse,
+    segment_scores,
+)
+from evalproto.stats.resampling import DEFAULT_SEED, column_sums
+from evalproto.stats.table import StatsTable, rows_by_key
+
+References = Sequence[Sequence[str]]
+
+
+# -- one metric ------------------------------------------------------------------------
+
+@dataclass
+class Score:
+    """A corpus score as sacrebleu gives one: the score, its signature, the summed
+    statistics by name, and the metric's details (BLEU: sacrebleu's BLEUScore fields,
+    with equal values). `str()` reads as sacrebleu's."""
+
+    name: str
+    score: float
+    signature: str
+    stats: Dict[str, float]
+    details: Dict[str, Any] = field(default_factory=dict)
+    n: int = 0
+    verbose: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "score": self.score, "signature": self.signature,
+                "stats": dict(self.stats), "details": dict(self.details), "n": self.n,
+                "verbose_score": self.verbose}
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.score:.2f}" + (f" {self.verbose}" if self.verbose else "")
+
+
+class Metric:
+    """A metric ready to score lists of strings: an evaluator in process, an evaluator
+    command over the pipe, or a pool of `jobs` copies of either. Use it as a context
+    (or call `close`) to stop the processes it started."""
+
+    def __init__(self, spec: MetricSpec, jobs: int = 1,
+                 timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
+        if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+            raise ValueError(f"jobs must be a whole number >= 1, got {jobs!r}")
+        self.spec = spec
+        self._stack = ExitStack()
+        self.source: StatsSource = open_source(spec, self._stack, timeout, jobs)
+
+    @property
+    def label(self) -> str:
+        """The metric as it was named: its spec, or its command."""
+        return self.spec.spec
+
+    @property
+    def name(self) -> str:
+        """The score's name, as sacrebleu names it (BLEU, chrF2, TER)."""
+        return getattr(self.source, "score_name", None) or getattr(self.source, "name", self.label)
+
+    @property
+    def stat_names(self) -> Tuple[str, ...]:
+        return tuple(self.source.stat_names or ())
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.source.higher_is_better
+
+    @property
+    def signature(self) -> str:
+        """The metric's part of a signature; scores add the data's (nrefs)."""
+        return self.source.signature()
+
+    def stats_table(self, hyps: Sequence[str], refs: Optional[References] = None, *,
+                    ref_streams: Optional[References] = None, system: str = "system",
+                    ids: Optional[Sequence[str]] = None,
+                    groups: Optional[Sequence[Sequence[str]]] = None,
+                    strip: bool = True) -> StatsTable:
+        """The statistics rows of one system, one per segment, as a table that the
+        reductions read: `table.score()`, `table.bootstrap(1000)`, ... Texts are
+        stripped of surrounding whitespace unless `strip` is false (see
+        evalproto.base.items)."""
+        segments = segment_references(hyps, refs, ref_streams)
+        rows = corpus_rows(self.source, segments, {system: list(hyps)}, label=self.label,
+                           strip=strip)
+        return StatsTable(self.label, self.source, rows,
+                          list(ids) if ids is not None else [],
+                          [list(tags) for tags in groups] if groups is not None else None,
+                          nrefs=count_references(segments))
+
+    def corpus_score(self, hyps: Sequence[str], refs: Optional[References] = None, *,
+                     ref_streams: Optional[References] = None) -> Score:
+        """The corpus score of hypotheses against their references: `refs` holds one
+        list of references per segment; sacrebleu's layout (one list per reference,
+        each as long as `hyps`) goes by keyword, as `ref_streams`."""
+        table = self.stats_table(hyps, refs, ref_streams=ref_streams)
+        (result,) = analyse([table], Analysis())
+        return self._score(result, table.nrefs)
+
+    def sentence_scores(self, hyps: Sequence[str], refs: Optional[References] = None, *,
+                        ref_streams: Optional[References] = None) -> np.ndarray:
+        """Each segment's own score, as sacrebleu's sentence_score gives it (BLEU with
+        effective order)."""
+        table = self.stats_table(hyps, refs, ref_streams=ref_streams)
+        (scores,) = segment_scores([table])
+        return scores.scores
+
+    def score_stats(self, rows: np.ndarray) -> Score:
+        """The corpus score of statistics rows (one per segment), summed row after row
+        as sacrebleu sums them."""
+        table = StatsTable(self.label, self.source, {"system": np.asarray(rows)})
+        (result,) = analyse([table], Analysis())
+        return self._score(result, None)
+
+    def _score(self, result: Result, nrefs: Any) -> Score:
+        total = result.stats
+        details = getattr(self.source, "details", None)
+        verbose = getattr(self.source, "verbose_score", None)
+        return Score(self.name, result.score, result.signature,
+                     {name: json_number(value) for name, value in zip(result.stat_names, total)},
+                     details(total) if details else {}, result.n,
+                     verbose(total) if verbose else "")
+
+    def close(self) -> None:
+        """Stop the evaluator processes this metric started, checking that they ended
+        cleanly."""
+        self._stack.close()
+
+    def __enter__(self) -> Metric:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self._stack.__exit__(exc_type, *rest)
+
+    def __repr__(self) -> str:
+        return f"<evalproto.Metric {self.label!r}: {self.signature}>"
+
+
+def load(spec: Optional[str] = None, /, *, command: Optional[str] = None, jobs: int = 1,
+         timeout: Optional[float] = DEFAULT_TIMEOUT, **options: Any) -> Metric:
+    """A metric, by spec (`load("bleu", tokenize="intl")`, or `load("bleu --tokenize
+    intl")`) or as a command that speaks the protocol (`load(command="bleu-evaluator
+    -lc")`). Options are the evaluator's, as Python keywords; an unknown option or a
+    bad value is a TypeError or ValueError that says what was expected. `jobs` runs
+    copies in parallel; `timeout` bounds each reply of a command (None: no bound)."""
+    if (spec is None) == (command is None):
+        raise TypeError("load() takes a metric spec, such as 'bleu', or command=...")
+    if command is not None:
+        if options:
+            raise TypeError(f"options go into the command itself, not {sorted(options)}")
+        if not isinstance(command, str):
+            raise TypeError(f"command must be a string, got {type(command).__name__}")
+        return Metric(MetricSpec("evaluator", command), jobs, timeout)
+    if not isinstance(spec, str):
+        raise TypeError(f"a metric spec is a string such as 'bleu', got {type(spec).__name__}")
+    if options:
+        name = spec.split()[0] if spec.strip() else spec
+        evaluator = registry.load(name).from_options(**options)
+        spec = " ".join([spec, *(_option_words(evaluator, options))])
+    registry.from_spec(spec)  # checked here, so that errors come before any work
+    return Metric(MetricSpec("metric", spec), jobs, timeout)
+
+
+def _option_words(evaluator: Any, options: Mapping[str, Any]) -> List[str]:
+    """Python keyword options as the words of a spec, e.g. ["--tokenize", "intl"]."""
+    known = {param.name: param for param in type(evaluator).options}
+    words: List[str] = []
+    for key, value in options.items():
+        param = known[key]
+        if param.is_flag:
+            words += [param.opts[0]] if value else []
+        elif value is not None:
+            words += [param.opts[0], _quoted(str(value))]
+    return words
+
+
+def _quoted(word: str) -> str:
+    import shlex
+    return shlex.quote(word)
+
+
+def segment_references(hyps: Sequence[str], refs: Optional[References],
+                       ref_streams: Optional[References]) -> List[List[str]]:
+    """One list of references per segment, from either layout, checked: a string where
+    a list belongs, lists of other lengths than the hypotheses (K streams passed as
+    `refs`, the usual slip) and both layouts at once are errors that say what was
+    expected."""
+    if isinstance(hyps, (str, bytes)) or not isinstance(hyps, Sequence):
+        raise TypeError(f"hyps must be a list of hypothesis strings, got "
+                        f"{type(hyps).__name__}")
+    if (refs is None) == (ref_streams is None):
+        raise TypeError("give the references once: refs (one list of references per "
+                        "segment) or ref_streams= (sacrebleu's layout, one list per "
+                        "reference)")
+    if ref_streams is not None:
+        if isinstance(ref_streams, (str, bytes)) or not all(
+                isinstance(stream, Sequence) and not isinstance(stream, (str, bytes))
+                for stream in ref_streams):
+            raise TypeError("ref_streams must be a list of reference lists (sacrebleu's "
+                            "layout: one list per reference, each as long as hyps)")
+        for number, stream in enumerate(ref_streams, 1):
+            if len(stream) != len(hyps):
+                raise ValueError(f"reference stream {number} has {len(stream)} references "
+                                 f"but there are {len(hyps)} hypotheses")
+        return [[ref for ref in segment if ref is not None] for segment in zip(*ref_streams)]
+    if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
+        raise TypeError(f"refs must be a list with one list of references per segment, got "
+                        f"{type(refs).__name__}")
+    if len(refs) != len(hyps):
+        streams = len(refs) and all(isinstance(stream, Sequence) and not isinstance(
+            stream, (str, bytes)) and len(stream) == len(hyps) for stream in refs)
+        hint = (" It looks like sacrebleu's layout (one list per reference): pass it as "
+                "ref_streams=." if streams else "")
+        raise ValueError(f"refs has {len(refs)} entries but there are {len(hyps)} "
+                         f"hypotheses: refs holds one list of references per segment.{hint}")
+    segments = []
+    for number, segment in enumerate(refs, 1):
+        if isinstance(segment, (str, bytes)):
+            raise TypeError(f"refs[{number - 1}] is a {type(segment).__name__}; each entry of "
+                            f"refs is a list of references, e.g. [ref] for one")
+        segments.append(list(segment))
+    return segments
+
+
+def count_references(refs: References) -> Union[int, str]:
+    """References per segment, or "var" when it varies, as sacrebleu writes it."""
+    counts = {len(segment) for segment in refs}
+    return counts.pop() if len(counts) == 1 else "var"
+
+
+# -- several systems and metrics -------------------------------------------------------
+
+@dataclass
+class Comparison:
+    """Every (system, metric) result of a comparison, corpus first, then each group;
+    and each segment's own scores when they were asked for."""
+
+    results: List[Result]
+    segments: List[SegmentScores] = field(default_factory=list)
+    ids: List[str] = field(default_factory=list)
+
+    def to_dict(self) -> List[Dict[str, Any]]:
+        """The results as records (the JSON Lines of corpus-score)."""
+        return [result_record(result) for result in self.results]
+
+    def to_pandas(self) -> Any:
+        """One row per (system, metric[, group]): score, mean, ci, p_value, n, signature,
+        baseline. pandas is an optional extra: pip install 'evalproto[pandas]'."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("to_pandas() needs pandas, an optional extra: "
+                              "pip install 'evalproto[pandas]'") from None
+        columns = ["system", "metric", "group", "score", "mean", "ci", "p_value", "n",
+                   "signature", "baseline"]
+        return pandas.DataFrame([{column: getattr(result, column) for column in columns}
+                                 for result in self.results], columns=columns)
+
+    def __str__(self) -> str:
+        if self.segments:
+            return format_segments(self.segments, self.ids, "text")
+        return format_results(self.results, "text")
+
+
+def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]],
+            refs: Optional[References] = None, *, ref_streams: Optional[References] = None,
+            metrics: Sequence[Union[str, Metric]] = ("bleu",), confidence: Union[bool, int] = False,
+            paired: Optional[str] = None, paired_n: Optional[int] = None,
+            seed: Optional[int] = DEFAULT_SEED, groups: Optional[Sequence[Sequence[str]]] = None,
+            jobs: int = 1, timeout: Optional[float] = DEFAULT_TIMEOUT) -> Comparison:
+    """Several systems under several metrics, as `corpus-score` compares them (the same
+    figures): `confidence` adds bootstrap intervals (True for 1000 resamples, or a
+    number), `paired` tests each system against the first ("bs": paired bootstrap,
+    "ar": approximate randomization, with `paired_n` resamples or trials; sacrebleu's
+    defaults 1000 and 10000), `groups` gives each segment's tags for per-group figures.
+    Systems are a {name: hypotheses} mapping, or a list (named "system 1", ...)."""
+    named = dict(systems) if isinstance(systems, Mapping) else {
+        f"system {number}": hyps for number, hyps in enumerate(systems, 1)}
+    if not named:
+        raise ValueError("compare() needs at least one system")
+    segments = None
+    for name, hyps in named.items():
+        try:
+            segments = segment_references(hyps, refs, ref_streams)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"system {name!r}: {exc}") from None
+    analysis = analysis_of(confidence, paired, paired_n, seed, len(named))
+    corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
+                    [str(i) for i in range(1, len(segments) + 1)],
+                    [list(tags) for tags in groups] if groups is not None else None)
+    if corpus.tags is not None and len(corpus.tags) != len(segments):
+        raise ValueError(f"groups has {len(corpus.tags)} entries for {len(segments)} segments")
+    given = [metric if isinstance(metric, Metric) else None for metric in metrics]
+    specs = [MetricSpec("metric", metric) if isinstance(metric, str) else metric.spec
+             for metric in metrics]
+    return score_corpus(corpus, specs, analysis, jobs, timeout, loaded=given)
+
+
+def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: Optional[int],
+                seed: Optional[int], systems: int) -> Analysis:
+    """An Analysis from compare()'s arguments, checked."""
+    if paired is not None and systems < 2:
+        raise ValueError("paired tests compare systems: give two or more, the first being "
+                         "the baseline")
+    resamples = 1000 if confidence is True else int(confidence or 0)
+    default_n = {"bs": 1000, "ar": 10000}.get(paired or "", 0)
+    return Analysis(confidence=resamples, paired=paired,
+                    paired_n=default_n if paired_n is None else paired_n, seed=seed)
+
+
+def score_corpus(corpus: Corpus, specs: Sequence[MetricSpec], analysis: Analysis,
+                 jobs: int = 1, timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 sentence_level: bool = False, progress: Progress = QUIET,
+                 loaded: Optional[Sequence[Optional[Metric]]] = None) -> Comparison:
+    """Every system of a corpus under every metric, reduced as `analysis` asks (or
+    segment by segment); the command line's corpus-score. Metrics already `loaded`
+    are used as they are; the others are started here and stopped at the end."""
+    with ExitStack() as stack:
+        tables = []
+        for number, spec in enumerate(specs):
+            metric = loaded[number] if loaded and loaded[number] is not None else None
+            source = metric.source if metric else open_source(spec, stack, timeout, jobs)
+            rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=spec.spec)
+            tables.append(StatsTable(spec.spec, source, rows, corpus.ids, corpus.tags,
+                                     nrefs=corpus.nrefs))
+        return _reduced(tables, analysis, sentence_level, progress)
+
+
+def _reduced(tables: Sequence[StatsTable], analysis: Analysis, sentence_level: bool,
+             progress: Progress) -> Comparison:
+    if sentence_level:
+        return Comparison([], segment_scores(tables), tables[0].ids)
+    return Comparison(analyse(tables, analysis, progress), ids=tables[0].ids)
+
+
+def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                     specs: Sequence[MetricSpec], analysis: Analysis,
+                     timeout: Optional[float] = DEFAULT_TIMEOUT, groups: Optional[str] = None,
+                     sentence_level: bool = False, progress: Progress = QUIET) -> Comparison:
+    """corpus-score with the statistics computed on a Dask cluster (`scheduler`: an
+    address, or local[:N]); the figures are the local run's."""
+    with cluster.connect(scheduler) as client:
+        segments, computed = cluster.cluster_rows(client, specs, ref_paths, hyp_paths, timeout)
+        ids = [str(i) for i in range(1, segments + 1)]
+        tags = read_groups(groups, ids) if groups else None
+        tables = [StatsTable(spec.spec, source, rows, ids, tags, nrefs=len(ref_paths))
+                  for spec, (source, rows) in zip(specs, computed)]
+        return _reduced(tables, analysis, sentence_level, progress)
+
+
+def bag_score(bag: Any, spec: str, kind: str = "metric", timeout: Optional[float] = None) -> float:
+    """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
+    total = column_sums(cluster.bag_stats(bag, spec, kind, timeout))
+    return float(cluster.remote_source(spec, kind, timeout).score_many(total[None, :])[0])
+
+
+# -- stats files -------------------------------------------------------------------------
+
+def write_stats_files(corpus_refs: Corpus, specs: Sequence[MetricSpec], system: str,
+                      first_id: int = 1, jobs: int = 1,
+                      timeout: Optional[float] = DEFAULT_TIMEOUT, progress: Progress = QUIET,
+                      scheduler: Optional[str] = None, ref_paths: Sequence[str] = (),
+                      hyp_path: str = "") -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
+    """(the metrics' columns, the segment ids, each metric's rows) of one system, for a
+    stats file (see `stats_file_text`)."""
+    with ExitStack() as stack:
+        if scheduler:
+            client = stack.enter_context(cluster.connect(scheduler))
+            segments, computed = cluster.cluster_rows(client, specs, ref_paths, [hyp_path],
+                                                      timeout)
+            pairs = [(source, rows[hyp_path]) for source, rows in computed]
+        else:
+            segments = len(corpus_refs.refs)
+            pairs = []
+            for spec in specs:
+                source = open_source(spec, stack, timeout, jobs)
+                rows = corpus_rows(source, corpus_refs.refs, corpus_refs.systems, progress,
+                                   label=spec.spec)
+                pairs.append((source, next(iter(rows.values()))))
+        columns = [MetricColumns(spec.spec, spec.kind, source.signature(),
+                                 tuple(source.stat_names or ()), source.higher_is_better)
+                   for spec, (source, _) in zip(specs, pairs)]
+    ids = [str(first_id + i) for i in range(segments)]
+    return columns, ids, [rows for _, rows in pairs]
+
+
+def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Analysis,
+                 partial: bool = False, timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 groups: Optional[str] = None, progress: Progress = QUIET) -> Comparison:
+    """Stats files merged and reduced as corpus-score reduces a corpus. A metric written
+    by a command is run with the command the caller names (`evaluators`, in the files'
+    order), never with the one written in the file: a stats file is data."""
+    files = [read_stats(path) for path in paths]
+    merged = merge_stats(files, partial)
+    if analysis.paired and len(merged.systems) < 2:
+        raise UsageProblem("paired tests compare systems: the stats files hold one system "
+                           "(--system names it)")
+    tags = read_groups(groups, merged.ids, partial) if groups else None
+    commands = iter(evaluators)
+    with ExitStack() as stack:
+        tables = []
+        for number, metric in enumerate(merged.metrics):
+            spec = MetricSpec(metric.kind, _reduce_spec(metric, commands))
+            source = open_source(spec, stack, timeout)
+            if source.signature() != metric.signature:
+                raise EvalprotoError(
+                    f"the stats files were written with the signature {metric.signature!r}, "
+                    f"but {spec.spec!r} here has {source.signature()!r}; their scores would "
+                    f"not be comparable")
+            for stats_file in files:
+                _check_rows(source, stats_file, number)
+            tables.append(StatsTable(metric.spec, source, {
+                system: rows[number] for system, rows in merged.systems.items()},
+                merged.ids, tags, nrefs=merged.nrefs))
+        extra = list(commands)
+        if extra:
+            raise UsageProblem(f"-e {extra[0]!r}: the stats files hold no other metric "
+                               f"written by a command")
+        return Comparison(analyse(tables, analysis, progress), ids=merged.ids)
+
+
+class UsageProblem(EvalprotoError):
+    """A call that asks for something impossible with these inputs (the command line
+    reports it as a usage error)."""
+
+
+def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
+    if metric.kind == "metric":
+        return metric.spec
+    command = next(commands, None)
+    if command is None:
+        import shlex
+        raise UsageProblem(
+            f"the stats files were written by the evaluator command {metric.spec!r}. A stats "
+            f"file is data, and evalproto runs no command named in data: to reduce them, "
+            f"name the command yourself: evalproto reduce -e {shlex.quote(metric.spec)} ...")
+    return command
+
+
+def _check_rows(source: Any, stats_file: Any, number: int) -> None:
+    """Refuse rows that the metric could not have written (a row with more matches than
+    n-grams, a negative length): they would move the score without a word."""
+    if not hasattr(source, "broken_rule"):
+        return  # an external evaluator declares no rules
+    broken = source.broken_rule(stats_file.rows[number])
+    if broken is not None:
+        row, rule = broken
+        raise InputError(f"{stats_file.path}: line {stats_file.first_line + row}: these "
+                         f"{stats_file.metrics[number].spec} statistics are impossible: "
+                         f"they break {rule}")
+
+
+# -- LM evaluation logs ----------------------------------------------------------------
+
+@dataclass
+class LMScore:
+    """lm-score's figures for one LM Challenge log or LM Zoo surprisal table: `summary`
+    holds what `lmc stats` prints (its keys and nesting), `breakdown` one such summary
+    per user or sentence when asked for, `results` the reductions behind them."""
+
+    log: str
+    summary: Dict[str, Any]
+    breakdown: List[Dict[str, Any]] = field(default_factory=list)
+    results: List[Result] = field(default_factory=list)
+
+    def to_dict(self) -> List[Dict[str, Any]]:
+        return [self.summary, *self.breakdown]
+
+
+def lm_table(path: str, reranker: Optional[Reranker] = None,
+             skip_first_token: bool = False) -> StatsTable:
+    """An LM Challenge log or an LM Zoo surprisal table, told apart by the header, as a
+    table: one row per event (units: messages, groups: users) or per token (units and
+    groups: sentences)."""
+    data = read_bytes(path)
+    if surprisals.is_surprisal_table(data):
+        table = surprisals.parse_surprisals(path, data, skip_first_token)
+        return StatsTable(path, LMZoo(), {path: table.rows}, units=table.sentence_ids,
+                          groups=[[sentence] for sentence in table.sentence_ids],
+                          group_key="sentence")
+    stats = lmlogs.log_stats(path, data, reranker)
+    if not stats.rows[:, 0].any():  # the tokens column: every event unselected
+        raise InputError(f"{path}: every event is unselected; there is nothing to score")
+    metric = LMChallenge(stats.max_candidates, stats.reranker)
+    return StatsTable(path, metric, {path: stats.rows}, units=stats.messages,
+                      groups=[[user] for user in stats.users], group_key="user")
+
+
+def lm_summaries(path: str, by: Optional[str] = None, confidence: int = 0,
+                 seed: Optional[int] = DEFAULT_SEED, reranker: Optional[Reranker] = None,
+                 raw: bool = False, skip_first_token: bool = False) -> LMScore:
+    """Everything lm-score reports for one log or table. The collector stays paused
+    until the table is freed: its one pass over a 1M-event table's objects took 0.3 s,
+    and found nothing to collect."""
+    with paused_gc():
+        table = lm_table(path, reranker, skip_first_token)
+        if by is not None and by != table.group_key:
+            raise InputError(f"{path}: cannot break down by {by}; this kind of table has "
+                             f"{table.group_key}")
+        results = analyse([table], Analysis(confidence=confidence, seed=seed,
+                                            groups=by is not None))
+        records = [lm_reports.summary(result, table.metric, path, raw) for result in results]
+        return LMScore(path, records[0], records[1:], results)
+
+
+def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
+             confidence: Union[bool, int] = False, seed: Optional[int] = DEFAULT_SEED,
+             reranker: Optional[Tuple[float, float]] = None, raw: bool = False,
+             skip_first_token: bool = False, scheduler: Optional[str] = None) -> List[LMScore]:
+    """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables:
+    one LMScore per log. `by` ("user" or "sentence") adds each one's figures;
+    `confidence` adds bootstrap intervals over messages (sentences); `reranker` fixes
+    (alpha, beta) instead of fitting them; `raw` gives the sums (lmc's --no-human)."""
+    paths = [logs] if isinstance(logs, str) else list(logs)
+    check_inputs(paths, ())
+    arguments = [(path, by, 1000 if confidence is True else int(confidence or 0), seed,
+                  Reranker(*reranker) if reranker is not None else None, raw,
+                  skip_first_token) for path in paths]
+    if scheduler:
+        if STDIN in paths:
+            raise UsageProblem("with a scheduler, the workers read the files: standard "
+                               "input ('-') cannot be one")
+        with cluster.connect(scheduler) as client:
+            return cluster.run_each(client, lm_summaries, arguments)
+    return [lm_summaries(*args) for args in arguments]
+
+
+@dataclass
+class LMComparison:
+    """lm-compare's rows: each model rate of two logs, its change and p-value."""
+
+    baseline: str
+    log: str
+    rows: List[Dict[str, Any]]
+
+
+def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
+               seed: Optional[int] = DEFAULT_SEED,
+               reranker: Optional[Tuple[float, float]] = None) -> LMComparison:
+    """A paired test of every model rate between two logs of the same data (`lmc diff`
+    with p-values), resampling (or swapping) whole messages. Logs of other data, or of
+    the same events in another order, are refused; entropy is left out when the two
+    models scored different tokens; logs that share no rate are refused."""
+    fixed = Reranker(*reranker) if reranker is not None else None
+    with paused_gc():
+        tables = [lm_table(path, fixed) for path in (baseline, other)]
+        metrics = [table.metric for table in tables]
+        if not all(isinstance(metric, LMChallenge) for metric in metrics):
+            raise InputError("lm-compare compares LM Challenge logs")
+        totals = [next(iter(table.rows.values())).sum(axis=0) for table in tables]
+        prints = [metric.fingerprints(total) for metric, total in zip(metrics, totals)]
+        if prints[0]["fingerprint"] != prints[1]["fingerprint"]:
+            raise InputError(
+                f"{baseline} and {other} are not logs of the same data: their fingerprints "
+                f"are {prints[0]['fingerprint']:08x} and {prints[1]['fingerprint']:08x} "
+                f"(over user, message, token and target of the selected events)")
+        if tables[0].units != tables[1].units:
+            raise InputError(f"{baseline} and {other} hold the same events in a different "
+                             f"order; sort both by (user, message, token)")
+        shown = [set(_model_rates(metric, total)) for metric, total in zip(metrics, totals)]
+        tested = [name for name in metrics[0].tested if name in shown[0] and name in shown[1]]
+        if not tested:
+            raise InputError(
+                f"{baseline} and {other} have no rate in common to compare: the first "
+                f"reports {_sections(shown[0])}, the second {_sections(shown[1])} (logs of "
+                f"different games?)")
+        skipped = None
+        if prints[0]["entropy.fingerprint"] != prints[1]["entropy.fingerprint"]:
+            tested = [name for name in tested if not name.startswith("entropy.")]
+            skipped = ("entropy", f"the models scored different tokens (entropy fingerprints "
+                                  f"{prints[0]['entropy.fingerprint']:08x} and "
+                                  f"{prints[1]['entropy.fingerprint']:08x})")
+        metric = _Tested(metrics[0], tested)
+        table = StatsTable(baseline, metric, {"baseline": tables[0].rows[baseline],
+                                              "log": tables[1].rows[other]},
+                           units=tables[0].units)
+        if not tested:
+            return LMComparison(baseline, other, lm_reports.comparison_rows(None, None, skipped))
+        base, compared = analyse([table], Analysis(paired=test, paired_n=samples, seed=seed,
+                                                   inclusive=True))
+        return LMComparison(baseline, other, lm_reports.comparison_rows(base, compared, skipped))
+
+
+class _Tested:
+    """An LM metric whose tests are limited to some of its rates."""
+
+    def __init__(self, metric: LMChallenge, tested: List[str]) -> None:
+        self._metric, self.tested = metric, tested
+        self.stat_names, self.higher_is_better = metric.stat_names, metric.higher_is_better
+        self.resample_dtype = metric.resample_dtype
+
+    def signature(self) -> str:
+        return self._metric.signature()
+
+    def figures(self, totals: np.ndarray) -> Dict[str, np.ndarray]:
+        return self._metric.figures(totals)
+
+
+def _model_rates(metric: LMChallenge, total: np.ndarray) -> List[str]:
+    """The model's rates that lmc's summary of this total shows."""
+    raw = lm_reports.raw_summary(Result("", "", 0.0, "", 0, total, metric.stat_names, True),
+                                 metric)
+    sections = lm_reports.shown_sections(raw)
+    return [name for name in metric.tested if name.split(".")[0] in sections]
+
+
+def _sections(rates: Sequence[str]) -> str:
+    return ", ".join(dict.fromkeys(name.split(".")[0] for name in rates)) or "no rate"
+
+
+# -- what is installed -------------------------------------------------------------------
+
+def registered_evaluators() -> Dict[str, Any]:
+    """Every registered evaluator (built-in or plugin), by name, as its entry point."""
+    return registry.available()
+
+
+def describe_evaluator(name: str) -> str:
+    """A registered evaluator's name, direction, description, stats and options."""
+    return registry.describe(name)
+
+
+def info(spec: str) -> Dict[str, Any]:
+    """The INFO JSON of an evaluator spec, e.g. "bleu --tokenize intl"."""
+    return registry.from_spec(spec).info()
+
+
+def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                 ref_field: str = "answer", hyp_field: str = "pred") -> Corpus:
+    """A corpus from text files (references first), or a JSON Lines dataset with its
+    prediction files (`dynabench`, `oasst`)."""
+    if data_format == "text":
+        return read_corpus(ref_paths, hyp_paths)
+    if len(ref_paths) != 1:
+        raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
+                           f"prediction files")
+    if data_format == "dynabench":
+        return datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
+    if data_format == "oasst":
+        return datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
+    raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or oasst")
+
+
+__all__ = [
+    "Comparison", "LMComparison", "LMScore", "Metric", "Score", "UsageProblem",
+    "analysis_of", "bag_score", "compare", "count_references", "describe_evaluator",
+    "registered_evaluators", "info", "lm_compare", "lm_score", "lm_summaries", "lm_table", "load",
+    "read_dataset", "reduce_stats", "score_corpus", "score_on_cluster",
+    "segment_references", "write_stats_files", "rows_by_key", "MergedStats", "SetupError",
+]

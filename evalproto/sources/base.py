@@ -1,0 +1,63 @@
+"""What every source of statistics rows offers: an in-process Evaluator, an evaluator
+command over the pipe, a pool of either, or a metric whose evaluator lives on a Dask
+cluster's workers."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Protocol, Sequence, Tuple
+
+import numpy as np
+
+from evalproto.base.errors import EvalprotoError
+from evalproto.base.items import Item
+from evalproto.base.progress import QUIET, Progress
+
+CHUNK_ITEMS = 2000
+"""Items sent to a source at a time, so that progress moves and memory stays flat."""
+
+
+class StatsSource(Protocol):
+    """What an in-process Evaluator and an EvaluatorProcess have in common."""
+
+    stat_names: Optional[Tuple[str, ...]]
+
+    @property
+    def higher_is_better(self) -> bool: ...
+
+    def signature(self) -> str: ...
+
+    def stats_many(self, items: Sequence[Item], strip: bool = True) -> np.ndarray: ...
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray: ...
+
+    def for_sentences(self) -> StatsSource: ...
+
+
+def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
+                systems: Dict[str, Sequence[str]], progress: Progress = QUIET,
+                first_segment: int = 1, label: str = "", strip: bool = True
+                ) -> Dict[str, np.ndarray]:
+    """Every system's rows from one source. Items go segment by segment across the
+    systems, so an evaluator's reference cache is hit by each system in turn, and in
+    chunks, so that progress moves. A failure on one item is reported as the segment
+    (numbered from `first_segment`) of the system it came from."""
+    names = list(systems)
+    items = [(segment_refs, systems[name][i])
+             for i, segment_refs in enumerate(refs) for name in names]
+    phase = progress.start(f"scoring {label}".strip(), len(items))
+    parts = []
+    for start in range(0, len(items), CHUNK_ITEMS):
+        try:
+            chunk = items[start:start + CHUNK_ITEMS]
+            parts.append(source.stats_many(chunk) if strip else source.stats_many(chunk, strip))
+        except EvalprotoError as exc:
+            if exc.item is None:
+                raise
+            segment, system = divmod(start + exc.item, len(names))
+            raise exc.at(f"segment {first_segment + segment} of {names[system]}") from None
+        phase.advance(len(parts[-1]))
+    phase.close()
+    width = len(source.stat_names or ())
+    rows = np.concatenate(parts) if parts else np.zeros((0, width))
+    rows = rows.reshape(len(refs), len(names), rows.shape[1])
+    return {name: np.ascontiguousarray(rows[:, j, :]) for j, name in enumerate(names)}
