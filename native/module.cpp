@@ -272,6 +272,26 @@ PyObject* ter_rows(PyObject*, PyObject* args, PyObject* kwargs) {
     return run_kernel(static_cast<size_t>(n), 2, [&](double* out) { evalproto::ter_rows(batch, out); });
 }
 
+// The kernel's 13a tokens of one line, joined by spaces: what sacrebleu's
+// Tokenizer13a()(line.rstrip()) returns. For tests; the BLEU kernel tokenizes itself.
+PyObject* tokenize_13a(PyObject*, PyObject* arg) {
+    References held;
+    TextRef text;
+    if (!text_of(arg, "line", held, text)) return nullptr;
+    std::vector<evalproto::cp_t> points;
+    evalproto::append_code_points(text, points);
+    evalproto::Scratch13a scratch;
+    evalproto::Tokens tokens;
+    evalproto::tokenize_13a(points.data(), points.size(), scratch, tokens);
+    std::vector<Py_UCS4> joined;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        if (t) joined.push_back(' ');
+        joined.insert(joined.end(), tokens.begin_of(t), tokens.begin_of(t) + tokens.length_of(t));
+    }
+    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, joined.data(),
+                                     static_cast<Py_ssize_t>(joined.size()));
+}
+
 PyMethodDef methods[] = {
     {"bleu_rows", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bleu_rows)),
      METH_VARARGS | METH_KEYWORDS,
@@ -289,6 +309,9 @@ PyMethodDef methods[] = {
      "ter_rows(hyps, refs) -> bytearray\n\nTER statistics per segment, float64 rows of\n"
      "[edits, avg_ref_len]. Each hypothesis and reference is tokenized already: a str\n"
      "split on whitespace, or a list of words."},
+    {"tokenize_13a", tokenize_13a, METH_O,
+     "tokenize_13a(line) -> str\n\nThe BLEU kernel's 13a tokens of a line, joined by spaces,\n"
+     "as sacrebleu's Tokenizer13a()(line.rstrip()) (for tests)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalproto._native",

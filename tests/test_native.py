@@ -10,6 +10,7 @@ import threading
 import time
 from functools import lru_cache
 from itertools import product
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -207,12 +208,26 @@ def test_bleu_rows_on_generated_text(items, tokenize, lowercase, order):
     assert np.array_equal(native_rows(bleu, items), python_rows(bleu, items))
 
 
+TRICKY_13A = ["word-\n", "word-\n \t", "co-\noperate", "a -\n\n", "1-\n", "<skip<skipped>ped>",
+              "<SKIPPED>", "x<skipped>-\ny", "&amp;quot;", "&amp;lt;b&amp;gt;", "&quot;&quot;", "&&amp;",
+              "1.5,2 .3 ,4 a.b,c 5-6 7- -8 9.-", "..,,.", "end.", ".start", "1,000.50-2",
+              "\u3000a\u2028b\x85", "\x1c\x1d-\n", "", " ", "-\n", "\n-"]
+
+
+@pytest.mark.parametrize("line", TRICKY_13A)
+def test_13a_on_lines_where_its_steps_interact(line):
+    """rstrip before the line rules (a final "-\n" stays "-"), replacements in
+    sacrebleu's order, one pass each."""
+    assert _native.tokenize_13a(line) == Tokenizer13a()(line.rstrip())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
 def test_13a_tokenizes_any_text_as_sacrebleu(lines):
-    """The kernel's 13a, against sacrebleu's 13a tokens given to the kernel as 'none':
-    every token must agree for the lengths and all n-gram counts to."""
+    """The kernel's 13a tokens are sacrebleu's, and so are its rows against sacrebleu's
+    13a tokens given to the kernel as 'none'."""
     tokenized = [Tokenizer13a()(line.rstrip()) for line in lines]
+    assert [_native.tokenize_13a(line) for line in lines] == tokenized
     refs = [[line] for line in reversed(lines)]
     tokenized_refs = [[Tokenizer13a()(line.rstrip())] for line in reversed(lines)]
     assert np.array_equal(as_rows(_native.bleu_rows(lines, refs, 4, "13a"), 10),
@@ -369,6 +384,27 @@ def test_ter_beam_edges():
               [generator.choice("abcdefghij") for _ in range(140)])]
     for hyp, ref in cases:
         assert ter_native(hyp, [ref]) == [*ter_search.translation_edit_rate(hyp, ref)]
+
+
+def shifted_blocks(common, before, after, swap):
+    """A reference with `before` words in front of a shared run and a hypothesis with
+    `after` words behind it (or the other way round): the best alignment runs about
+    `before` cells off the diagonal, at the edge of the 25-cell beam."""
+    shared = [f"c{i}" for i in range(common)]
+    ref = [f"x{i}" for i in range(before)] + shared
+    hyp = shared + [f"y{i}" for i in range(after)]
+    return (ref, hyp) if swap else (hyp, ref)
+
+
+@pytest.mark.parametrize("common, before, after, swap", [(56, 24, 25, False), (79, 24, 26, True)])
+def test_ter_alignment_along_the_beams_edge(monkeypatch, common, before, after, swap):
+    """Where the beam's diagonal floor(i * ratio) lands decides these edits: rounding
+    it instead changes lib_ter's result."""
+    hyp, ref = shifted_blocks(common, before, after, swap)
+    expected = [*lib_ter.translation_edit_rate(hyp, ref)]
+    assert ter_native(hyp, [ref]) == expected
+    monkeypatch.setattr(lib_ter, "math", SimpleNamespace(floor=round, ceil=math.ceil))
+    assert [*lib_ter.translation_edit_rate(hyp, ref)] != expected
 
 
 def test_ter_takes_the_fewest_edits_and_the_mean_reference_length():
