@@ -161,6 +161,20 @@ def test_ter_rows_on_real_text(both_paths, remembered_edits, name, references):
         check_parity(both_paths, TER(**options), SacreTER(**options), name, references)
 
 
+@pytest.mark.parametrize("options", [{"normalized": True}, {"normalized": True, "no_punct": True,
+                                                          "case_sensitive": True}])
+def test_ter_tokenizes_references_twice_as_sacrebleu_does(both_paths, options):
+    """A second Tercom pass splits "Squire's" once more; sacrebleu makes it on references."""
+    hyps = ["Die Kette Squire's berichtet, dass 30 Prozent planen.", "Squire's, also"]
+    streams = [["Squire's, eine andere Kette, meldet, dass 30 Prozent planen.", "Squire's, too"]]
+    native, python = both_paths(TER(**options), items_of(streams, hyps))
+    assert np.array_equal(native, python)
+    sacre = SacreTER(**options)._extract_corpus_statistics(hyps, streams)
+    assert np.array_equal(native, np.array(sacre, dtype=np.float64))
+    once = TER(**options).tokenizer
+    assert native[1, 1] != len(once(streams[0][1]).split())  # the case is one that differs
+
+
 def test_a_batch_of_several_corpora_with_varying_reference_counts(both_paths):
     """Segments with one, two or three references (a repeated one among them) in one
     batch, as a tuning load or a merged corpus gives."""
@@ -183,7 +197,7 @@ PIECES = ["a", "b", "the", "Cat", "ÉTÉ", "ß", "İ", "Σ", "ς", "1", "9", "0"
           "-\n", "3.14", "1,000", "2-3", "10-", "-5", "e\u0301", "\u0301", "\u0308", "漢", "字",
           "日本語", "。", "，", "한국어", "Москва", "😀", "𝔘", " ", "  ", "\t", "\r", "\x0b",
           "\x1c", "\x1f", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028",
-          "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff"]
+          "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff", "Squire's", "'s", "n't"]
 texts = st.one_of(
     st.lists(st.sampled_from(PIECES), max_size=30).map("".join),
     st.text(max_size=40),
