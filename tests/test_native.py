@@ -29,6 +29,7 @@ import evaluators.chrf
 import evaluators.ter
 from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from evalproto import _native
+from evalproto.errors import SetupError
 from evaluators import ter_search
 from evaluators.bleu import BLEU
 from evaluators.chrf import CHRF
@@ -106,6 +107,19 @@ def check_parity(both_paths, ours, theirs, name, references):
 def test_bleu_rows_on_real_text(both_paths, name, references, tokenize, lowercase):
     for order in range(1, 6):
         options = {"tokenize": tokenize, "lowercase": lowercase, "max_ngram_order": order}
+        check_parity(both_paths, BLEU(**options), SacreBLEU(**options), name, references)
+
+
+@pytest.mark.parametrize("tokenize", ["zh", "ja-mecab", "ko-mecab"])
+def test_bleu_rows_with_other_python_tokenizers(both_paths, tokenize):
+    """Tokenizers the kernel does not have tokenize in Python; the kernel splits their
+    output ('none')."""
+    try:
+        BLEU(tokenize=tokenize)
+    except SetupError:
+        pytest.skip(f"the {tokenize} tokenizer's extra is not installed")
+    for name, references, lowercase in product(CORPORA, [1, 2], [False, True]):
+        options = {"tokenize": tokenize, "lowercase": lowercase}
         check_parity(both_paths, BLEU(**options), SacreBLEU(**options), name, references)
 
 
