@@ -82,13 +82,29 @@ void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
     while (n > 0 && is_space(s[n - 1])) --n;
     std::vector<cp_t>& a = scratch.a;
     std::vector<cp_t>& b = scratch.b;
-    a.assign(s, s + n);
+    // A pass is skipped when the line lacks the characters it rewrites: then it is
+    // the identity. No pass adds characters that an earlier skip looked for.
+    bool angle = false, newline = false, ampersand = false, period = false, dash = false;
+    for (size_t i = 0; i < n; ++i) {
+        const cp_t c = s[i];
+        angle |= c == '<';
+        newline |= c == '\n';
+        ampersand |= c == '&';
+        period |= c == '.' || c == ',';
+        dash |= c == '-';
+    }
+    b.assign(s, s + n);
     // Tokenizer13a's string replacements, each a full pass over the previous result,
     // in its order (so "&amp;lt;" becomes "<", but "&amp;quot;" stays "&quot;").
-    replace_all(a, "<skipped>", "", b);
-    replace_all(b, "-\n", "", a);
-    replace_all(a, "\n", " ", b);
-    if (std::find(b.begin(), b.end(), static_cast<cp_t>('&')) != b.end()) {
+    if (angle) {
+        replace_all(b, "<skipped>", "", a);
+        a.swap(b);
+    }
+    if (newline) {
+        replace_all(b, "-\n", "", a);
+        replace_all(a, "\n", " ", b);
+    }
+    if (ampersand) {
         replace_all(b, "&quot;", "\"", a);
         replace_all(a, "&amp;", "&", b);
         replace_all(b, "&lt;", "<", a);
@@ -97,6 +113,7 @@ void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
     // TokenizerRegexp gets f' {line} '; its first rule spaces a class of ASCII
     // punctuation (the space itself included) wherever it occurs.
     a.clear();
+    a.reserve(3 * b.size() + 2);
     a.push_back(' ');
     for (cp_t c : b) {
         if (spaced_by_first_rule(c)) {
@@ -111,38 +128,43 @@ void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
     // The next three rules match two characters each; re.sub takes the leftmost
     // match, then goes on after it, so a character consumed as the second of a match
     // cannot start the next one. [^0-9] is any code point but an ASCII digit.
-    // r'([^0-9])([\.,])' -> r'\1 \2 '
-    b.clear();
-    for (size_t i = 0; i < a.size();) {
-        if (i + 1 < a.size() && !is_ascii_digit(a[i]) && period_or_comma(a[i + 1])) {
-            b.insert(b.end(), {a[i], ' ', a[i + 1], ' '});
-            i += 2;
-        } else {
-            b.push_back(a[i++]);
+    if (period) {
+        // r'([^0-9])([\.,])' -> r'\1 \2 '
+        b.clear();
+        for (size_t i = 0; i < a.size();) {
+            if (i + 1 < a.size() && !is_ascii_digit(a[i]) && period_or_comma(a[i + 1])) {
+                b.insert(b.end(), {a[i], ' ', a[i + 1], ' '});
+                i += 2;
+            } else {
+                b.push_back(a[i++]);
+            }
+        }
+        // r'([\.,])([^0-9])' -> r' \1 \2'
+        a.clear();
+        for (size_t i = 0; i < b.size();) {
+            if (i + 1 < b.size() && period_or_comma(b[i]) && !is_ascii_digit(b[i + 1])) {
+                a.insert(a.end(), {' ', b[i], ' ', b[i + 1]});
+                i += 2;
+            } else {
+                a.push_back(b[i++]);
+            }
         }
     }
-    // r'([\.,])([^0-9])' -> r' \1 \2'
-    a.clear();
-    for (size_t i = 0; i < b.size();) {
-        if (i + 1 < b.size() && period_or_comma(b[i]) && !is_ascii_digit(b[i + 1])) {
-            a.insert(a.end(), {' ', b[i], ' ', b[i + 1]});
-            i += 2;
-        } else {
-            a.push_back(b[i++]);
+    if (dash) {
+        // r'([0-9])(-)' -> r'\1 \2 '
+        b.clear();
+        for (size_t i = 0; i < a.size();) {
+            if (i + 1 < a.size() && is_ascii_digit(a[i]) && a[i + 1] == '-') {
+                b.insert(b.end(), {a[i], ' ', '-', ' '});
+                i += 2;
+            } else {
+                b.push_back(a[i++]);
+            }
         }
-    }
-    // r'([0-9])(-)' -> r'\1 \2 '
-    b.clear();
-    for (size_t i = 0; i < a.size();) {
-        if (i + 1 < a.size() && is_ascii_digit(a[i]) && a[i + 1] == '-') {
-            b.insert(b.end(), {a[i], ' ', '-', ' '});
-            i += 2;
-        } else {
-            b.push_back(a[i++]);
-        }
+        a.swap(b);
     }
     // ' '.join(line.split()), then BLEU's own split(): the words of line.split().
-    split_whitespace(b.data(), b.size(), out);
+    split_whitespace(a.data(), a.size(), out);
 }
 
 uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {
