@@ -91,7 +91,8 @@ def main() -> int:
         streams, hyps = [lines(path) for path in ref_paths], lines(hyp_path)
         items = [(list(refs), hyp) for refs, hyp in zip(zip(*streams), hyps)]
         print(f"{len(hyps)} segments x {len(streams)} references")
-        print(f"{'metric':8} {'how':11} {'ours s':>9} {'sacrebleu s':>12} {'ratio':>7} {'target':>7}")
+        print(f"{'metric':8} {'how':11} {'ours s':>9} {'sacrebleu s':>12} {'ratio':>7} "
+              f"{'target':>7}")
         for name in args.metrics:
             ours_class, theirs_class, options, spec, sacre_args, targets = METRICS[name]
             rounds = args.ter_rounds if name == "TER" else args.rounds

@@ -431,7 +431,8 @@ void ter_rows(const TerBatch& batch, double* out) {
     for (size_t s = 0; s < segments.segments(); ++s) {
         const size_t first = segments.ref_start[s], count = segments.ref_start[s + 1] - first;
         size_t expected = 0;
-        for (size_t r = first; r < first + count; ++r) expected += segments.refs[r].end - segments.refs[r].begin;
+        for (size_t r = first; r < first + count; ++r)
+            expected += segments.refs[r].end - segments.refs[r].begin;
         const WordSequence& h = segments.hyps[s];
         interner.reset(64 + expected + (h.end - h.begin));
         read(h, hyp);

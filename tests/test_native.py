@@ -11,6 +11,7 @@ import time
 from functools import lru_cache
 from itertools import product
 from types import SimpleNamespace
+from typing import Any, Callable, List, Tuple
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ import evaluators.ter
 from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from evalproto import _native
 from evalproto.errors import SetupError
+from evalproto.evaluator import Evaluator, Item
 from evaluators import ter_search
 from evaluators.bleu import BLEU
 from evaluators.chrf import CHRF
@@ -41,32 +43,34 @@ CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
 
 
 @lru_cache(maxsize=None)
-def corpus(name, references):
+def corpus(name: str, references: int) -> Tuple[List[List[str]], List[str]]:
     """(reference streams, hypotheses) of a test corpus with its first 1 or 2 references."""
     ref_paths, hyp_path = CORPORA[name]
     return [read_lines(path) for path in ref_paths[:references]], read_lines(hyp_path)
 
 
-def items_of(streams, hyps):
+def items_of(streams: List[List[str]], hyps: List[str]) -> List[Item]:
+    """Items (refs, hyp) from reference streams and hypotheses."""
     return [(list(refs), hyp) for refs, hyp in zip(zip(*streams), hyps)]
 
 
 @pytest.fixture
-def kernel_calls(monkeypatch):
+def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> List[int]:
     """Counts the evaluators' calls for the kernels, so that a test of the compiled
     path fails if the evaluators quietly took the Python one."""
     calls = []
     for module in (evaluators.bleu, evaluators.chrf, evaluators.ter):
         original = module.kernels
-        monkeypatch.setattr(module, "kernels", lambda original=original: calls.append(1) or original())
+        monkeypatch.setattr(module, "kernels",
+                            lambda original=original: calls.append(1) or original())
     return calls
 
 
 @pytest.fixture
-def both_paths(monkeypatch, kernel_calls):
+def both_paths(monkeypatch: pytest.MonkeyPatch, kernel_calls: List[int]) -> Callable:
     """rows(metric, items) -> (compiled rows, pure-Python rows)."""
 
-    def rows(metric, items):
+    def rows(metric: Evaluator, items: List[Item]) -> Tuple[np.ndarray, np.ndarray]:
         monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
         calls = len(kernel_calls)
         native = metric.stats_many(items)
@@ -80,7 +84,8 @@ def both_paths(monkeypatch, kernel_calls):
     return rows
 
 
-def check_parity(both_paths, ours, theirs, name, references):
+def check_parity(both_paths: Callable, ours: Evaluator, theirs: Any, name: str,
+                 references: int) -> None:
     """Compiled rows == pure-Python rows == sacrebleu's, and the corpus score == sacrebleu's."""
     streams, hyps = corpus(name, references)
     native, python = both_paths(ours, items_of(streams, hyps))
@@ -148,7 +153,7 @@ def test_chrf_rows_on_real_text(both_paths, name, references):
         check_parity(both_paths, CHRF(**options), SacreCHRF(**options), name, references)
 
 
-def remembering(function):
+def remembering(function: Callable) -> Callable:
     """`function(hyp, ref)` remembering its results per (hyp words, ref words)."""
     remembered = lru_cache(maxsize=None)(lambda hyp, ref: function(list(hyp), list(ref)))
     return lambda hyp, ref: remembered(tuple(hyp), tuple(ref))
@@ -159,7 +164,7 @@ REMEMBERED_EDITS = [(sacre_ter, remembering(lib_ter.translation_edit_rate)),
 
 
 @pytest.fixture
-def remembered_edits(monkeypatch):
+def remembered_edits(monkeypatch: pytest.MonkeyPatch) -> None:
     """sacrebleu's and the Python reference's edit searches remember their results
     across option sets, many of which tokenize a line alike: both are pure functions,
     so the rows they give are the same, sooner."""
@@ -237,7 +242,8 @@ def test_bleu_rows_on_generated_text(items, tokenize, lowercase, order):
 
 
 TRICKY_13A = ["word-\n", "word-\n \t", "co-\noperate", "a -\n\n", "1-\n", "<skip<skipped>ped>",
-              "<SKIPPED>", "x<skipped>-\ny", "&amp;quot;", "&amp;lt;b&amp;gt;", "&quot;&quot;", "&&amp;",
+              "<SKIPPED>", "x<skipped>-\ny", "&amp;quot;", "&amp;lt;b&amp;gt;", "&quot;&quot;",
+              "&&amp;",
               "1.5,2 .3 ,4 a.b,c 5-6 7- -8 9.-", "..,,.", "end.", ".start", "1,000.50-2",
               "\u3000a\u2028b\x85", "\x1c\x1d-\n", "", " ", "-\n", "\n-"]
 
@@ -266,8 +272,9 @@ def test_13a_tokenizes_any_text_as_sacrebleu(lines):
 
 
 @settings(max_examples=200, deadline=None)
-@given(generated_items, st.integers(min_value=0, max_value=6), st.integers(min_value=0, max_value=3),
-       st.integers(min_value=0, max_value=3), st.booleans(), st.booleans(), st.booleans())
+@given(generated_items, st.integers(min_value=0, max_value=6),
+       st.integers(min_value=0, max_value=3), st.integers(min_value=0, max_value=3),
+       st.booleans(), st.booleans(), st.booleans())
 def test_chrf_rows_on_generated_text(items, char_order, word_order, beta, whitespace,
                                      eps_smoothing, lowercase):
     if char_order + word_order == 0:
@@ -285,20 +292,21 @@ def test_ter_rows_on_generated_text(items, normalized, no_punct, asian_support, 
     assert np.array_equal(native_rows(ter, items), python_rows(ter, items))
 
 
-def native_rows(metric, items):
+def native_rows(metric: Evaluator, items: List[Item]) -> np.ndarray:
     """stats_many by the kernel (hypothesis' tests cannot take function fixtures)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv(PURE_PYTHON_VARIABLE, raising=False)
         return metric.stats_many(items)
 
 
-def python_rows(metric, items):
+def python_rows(metric: Evaluator, items: List[Item]) -> np.ndarray:
+    """stats_many by the pure-Python reference code."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(PURE_PYTHON_VARIABLE, "1")
         return metric.stats_many(items)
 
 
-def ter_native(hyp, refs):
+def ter_native(hyp: List[str], refs: List[List[str]]) -> List[float]:
     """The kernel's [edits, avg_ref_len] of one segment given as word lists."""
     return as_rows(_native.ter_rows([hyp], [refs]), 2)[0].tolist()
 
@@ -331,8 +339,8 @@ def test_ter_takes_words_as_lists_or_as_text():
     words = [hyp.lower().split() for hyp in hyps]
     ref_words = [[ref.lower().split() for ref in refs] for refs in zip(*streams)]
     as_lists = as_rows(_native.ter_rows(words, ref_words), 2)
-    as_text = as_rows(_native.ter_rows([" ".join(w) for w in words],
-                                       [tuple(" \t".join(w) for w in refs) for refs in ref_words]), 2)
+    texts = [tuple(" \t".join(w) for w in refs) for refs in ref_words]
+    as_text = as_rows(_native.ter_rows([" ".join(w) for w in words], texts), 2)
     assert np.array_equal(as_lists, as_text)
     assert as_lists[:, 0].sum() > 0
 
@@ -355,7 +363,8 @@ def test_ter_shift_distance_edge(distance, edits):
     assert ter_native(hyp, [ref]) == [edits, 70]
 
 
-def random_words(seed):
+def random_words(seed: int) -> Tuple[List[str], List[str]]:
+    """A hypothesis and a reference of 40 to 99 words out of three."""
     generator = random.Random(seed)
     hyp = [generator.choice("abc") for _ in range(generator.randrange(40, 100))]
     return hyp, [generator.choice("abc") for _ in range(generator.randrange(40, 100))]
@@ -394,7 +403,7 @@ def test_lib_ters_row_cache_does_not_change_its_results(monkeypatch):
     assert [ter_native(hyp, [ref]) for hyp, ref in cases] == [[*pair] for pair in expected]
 
 
-def corpus_words(name):
+def corpus_words(name: str) -> Tuple[List[str], List[str]]:
     """The longest hypothesis of a corpus and its first reference, as words."""
     streams, hyps = corpus(name, 1)
     line = max(range(len(hyps)), key=lambda i: len(hyps[i].split()))
@@ -414,7 +423,8 @@ def test_ter_beam_edges():
         assert ter_native(hyp, [ref]) == [*ter_search.translation_edit_rate(hyp, ref)]
 
 
-def shifted_blocks(common, before, after, swap):
+def shifted_blocks(common: int, before: int, after: int,
+                   swap: bool) -> Tuple[List[str], List[str]]:
     """A reference with `before` words in front of a shared run and a hypothesis with
     `after` words behind it (or the other way round): the best alignment runs about
     `before` cells off the diagonal, at the edge of the 25-cell beam."""
@@ -509,7 +519,7 @@ def test_kernels_release_the_gil_and_run_in_threads_alike():
     alone = as_rows(_native.ter_rows(hyps, refs), 2)
     entered, results = threading.Event(), [None, None]
 
-    def work(slot):
+    def work(slot: int) -> None:
         entered.set()
         results[slot] = as_rows(_native.ter_rows(hyps, refs), 2)
 
