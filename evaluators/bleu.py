@@ -25,6 +25,7 @@ from evalproto.base.errors import SetupError
 from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.fast_13a import FastTokenizer13a
+from evalproto.evaluators.native import as_rows, kernels, pure_python
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",
@@ -109,7 +110,21 @@ class BLEU(CountsEvaluator):
         return [hyp_len, closest_ref_len, *correct, *total]
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
-        """`stats` of many items, counted together (see bulk_ngrams)."""
+        """`stats` of many items: by the compiled kernel, which tokenizes 13a, char and
+        none itself and takes other tokenizers' output as none; or, with
+        EVALPROTO_PURE_PYTHON=1, counted together with numpy (see bulk_ngrams)."""
+        if not pure_python():
+            tokenizer = self.tokenizer.signature()
+            in_python = tokenizer not in ("13a", "none", "char")
+
+            def prepare(text: str) -> str:
+                text = text.lower() if self.lowercase else text
+                return self.tokenizer(text.rstrip()) if in_python else text
+
+            rows = kernels().bleu_rows([prepare(hyp) for _, hyp in items],
+                                       [[prepare(ref) for ref in refs] for refs, _ in items],
+                                       self.max_order, "none" if in_python else tokenizer)
+            return as_rows(rows, len(self.stat_names))
         references = References.of(items)
         hyps = len(items)
         sequences = Sequences.of_tokens([self._tokens(hyp) for _, hyp in items]

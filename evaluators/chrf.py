@@ -20,6 +20,7 @@ import numpy as np
 from evalproto.base.errors import SetupError
 from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+from evalproto.evaluators.native import as_rows, kernels, pure_python
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16
@@ -95,7 +96,14 @@ class CHRF(CountsEvaluator):
         return per_reference[int(np.argmax(self.f_scores(np.array(per_reference))))]
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
-        """`stats` of many items, counted together (see bulk_ngrams)."""
+        """`stats` of many items: by the compiled kernel, or, with
+        EVALPROTO_PURE_PYTHON=1, counted together with numpy (see bulk_ngrams)."""
+        if not pure_python():
+            rows = kernels().chrf_rows([self._cased(hyp) for _, hyp in items],
+                                       [[self._cased(ref) for ref in refs] for refs, _ in items],
+                                       self.char_order, self.word_order, self.beta,
+                                       self.whitespace, self.eps_smoothing)
+            return as_rows(rows, len(self.stat_names))
         references = References.of(items)
         owner, hyps = references.owner, len(items)
         texts = [self._cased(hyp) for _, hyp in items] + [

@@ -1,5 +1,7 @@
 """Counting n-grams in bulk: the same counts as Counters, and BLEU and chrF rows equal
-to the one-by-one path and to sacrebleu's segment statistics, on real text."""
+to the one-by-one path and to sacrebleu's segment statistics, on real text. This is
+the pure-Python path (EVALPROTO_PURE_PYTHON=1); test_native checks the compiled one
+against it."""
 
 from collections import Counter
 
@@ -14,6 +16,7 @@ from evalproto.base.errors import EvaluatorError
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.chrf import CHRF
+from evalproto.evaluators.native import PURE_PYTHON_VARIABLE
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
            "multilingual": (MULTI_REFS, MULTI_HYP)}
@@ -34,6 +37,11 @@ AWKWARD_ITEMS = [
     (["one"], "one one"),  # a reference repeated across items, as in n-best lists
     (["a b a b", "a b a b"], "a b a b a"),  # and twice within one item
 ]
+
+
+@pytest.fixture(autouse=True)
+def pure_python(monkeypatch):
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
 
 
 def counter_counts(sequences, n):
@@ -139,7 +147,8 @@ def test_chrf_keeps_the_first_of_equally_good_references():
 
 @pytest.mark.parametrize("metric", [BLEU(), CHRF()], ids=["bleu", "chrf"])
 def test_a_failing_item_in_a_batch_is_named(metric, monkeypatch):
-    """A batch that fails is redone item by item, so that the error names the item."""
+    """A batch that fails is redone item by item, so that the error names the item
+    (on the pure-Python path, which tokenizes through the patched method)."""
     cased = metric._tokens if hasattr(metric, "_tokens") else metric._cased
 
     def refuse_bad(text):

@@ -1,0 +1,334 @@
+// evalproto._native: the Python face of the kernels.
+//
+// Each function checks and gathers its arguments with the GIL held (a new reference
+// to every str it will read, so that nothing it reads can be freed or changed), then
+// releases the GIL for the kernel, which touches no Python object, and returns the
+// float64 rows as a bytearray that numpy.frombuffer wraps without a copy.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <new>
+#include <string>
+
+#include "kernels.hpp"
+
+namespace {
+
+using evalproto::Batch;
+using evalproto::TextRef;
+
+// Owned references, dropped with the GIL held when the call ends.
+class References {
+  public:
+    References() = default;
+    References(const References&) = delete;
+    References& operator=(const References&) = delete;
+    ~References() {
+        for (PyObject* object : objects_) Py_DECREF(object);
+    }
+    void keep(PyObject* object) {
+        Py_INCREF(object);
+        objects_.push_back(object);
+    }
+
+  private:
+    std::vector<PyObject*> objects_;
+};
+
+// A list or tuple as a fast sequence (a new reference), or NULL with a TypeError
+// naming `what`. A str is refused: it would pass for a sequence of characters.
+PyObject* as_sequence(PyObject* object, const std::string& what) {
+    if (PyUnicode_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a list of str, not a str", what.c_str());
+        return nullptr;
+    }
+    return PySequence_Fast(object, (what + " must be a list or tuple").c_str());
+}
+
+bool text_of(PyObject* object, const std::string& what, References& held, TextRef& out) {
+    if (!PyUnicode_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what.c_str(),
+                     Py_TYPE(object)->tp_name);
+        return false;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(object) < 0) return false;
+#endif
+    held.keep(object);
+    out.data = PyUnicode_DATA(object);
+    out.kind = PyUnicode_KIND(object);
+    out.length = static_cast<size_t>(PyUnicode_GET_LENGTH(object));
+    return true;
+}
+
+// Segment texts: hyps[i] a str, refs[i] a non-empty list or tuple of str.
+bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRef>& batch) {
+    PyObject* hyp_seq = as_sequence(hyps, "hyps");
+    if (!hyp_seq) return false;
+    held.keep(hyp_seq);
+    Py_DECREF(hyp_seq);
+    PyObject* ref_seq = as_sequence(refs, "refs");
+    if (!ref_seq) return false;
+    held.keep(ref_seq);
+    Py_DECREF(ref_seq);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(hyp_seq);
+    if (PySequence_Fast_GET_SIZE(ref_seq) != n) {
+        PyErr_Format(PyExc_ValueError, "%zd hypotheses but %zd reference lists", n,
+                     PySequence_Fast_GET_SIZE(ref_seq));
+        return false;
+    }
+    batch.hyps.resize(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        const std::string where = "hyps[" + std::to_string(i) + "]";
+        if (!text_of(PySequence_Fast_GET_ITEM(hyp_seq, i), where, held, batch.hyps[i])) return false;
+        const std::string refs_where = "refs[" + std::to_string(i) + "]";
+        PyObject* segment = as_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), refs_where);
+        if (!segment) return false;
+        held.keep(segment);
+        Py_DECREF(segment);
+        const Py_ssize_t k = PySequence_Fast_GET_SIZE(segment);
+        if (k == 0) {
+            PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
+            return false;
+        }
+        for (Py_ssize_t r = 0; r < k; ++r) {
+            TextRef text;
+            if (!text_of(PySequence_Fast_GET_ITEM(segment, r),
+                         refs_where + "[" + std::to_string(r) + "]", held, text))
+                return false;
+            batch.refs.push_back(text);
+        }
+        batch.ref_start.push_back(batch.refs.size());
+    }
+    return true;
+}
+
+// Runs `kernel(out)` without the GIL into a new bytearray of rows x width doubles,
+// turning C++ exceptions into Python ones.
+template <class Kernel>
+PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
+    PyObject* result =
+        PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(rows * width * sizeof(double)));
+    if (!result) return nullptr;
+    double* out = reinterpret_cast<double*>(PyByteArray_AS_STRING(result));
+    enum { OK, NO_MEMORY, FAILED } status = OK;
+    std::string message;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+        kernel(out);
+    } catch (const std::bad_alloc&) {
+        status = NO_MEMORY;
+    } catch (const std::exception& error) {
+        status = FAILED;
+        message = error.what();
+    }
+    Py_END_ALLOW_THREADS
+    if (status == OK) return result;
+    Py_DECREF(result);
+    if (status == NO_MEMORY) return PyErr_NoMemory();
+    PyErr_SetString(PyExc_RuntimeError, message.c_str());
+    return nullptr;
+}
+
+PyObject* bleu_rows(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", "max_order", "tokenizer", nullptr};
+    PyObject *hyps, *refs;
+    int max_order;
+    const char* tokenizer_name;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOis:bleu_rows", const_cast<char**>(keywords),
+                                     &hyps, &refs, &max_order, &tokenizer_name))
+        return nullptr;
+    if (max_order < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_order must be at least 1");
+        return nullptr;
+    }
+    evalproto::Tokenizer tokenizer;
+    const std::string name = tokenizer_name;
+    if (name == "13a") {
+        tokenizer = evalproto::Tokenizer::T13a;
+    } else if (name == "none") {
+        tokenizer = evalproto::Tokenizer::None;
+    } else if (name == "char") {
+        tokenizer = evalproto::Tokenizer::Char;
+    } else {
+        PyErr_Format(PyExc_ValueError, "tokenizer must be '13a', 'none' or 'char', not '%s'",
+                     tokenizer_name);
+        return nullptr;
+    }
+    References held;
+    Batch<TextRef> batch;
+    if (!gather_texts(hyps, refs, held, batch)) return nullptr;
+    return run_kernel(batch.segments(), 2 + 2 * static_cast<size_t>(max_order), [&](double* out) {
+        evalproto::bleu_rows(batch, max_order, tokenizer, out);
+    });
+}
+
+PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", "char_order", "word_order", "beta",
+                                     "whitespace", "eps_smoothing", nullptr};
+    PyObject *hyps, *refs;
+    evalproto::ChrfOptions options;
+    int whitespace, eps_smoothing;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiLpp:chrf_rows", const_cast<char**>(keywords),
+                                     &hyps, &refs, &options.char_order, &options.word_order,
+                                     &options.beta, &whitespace, &eps_smoothing))
+        return nullptr;
+    if (options.char_order < 0 || options.word_order < 0 ||
+        options.char_order + options.word_order == 0) {
+        PyErr_SetString(PyExc_ValueError, "orders must be >= 0, and not both 0");
+        return nullptr;
+    }
+    // beta ** 2 and 1 + beta ** 2 must be exact integers, as they are in Python.
+    if (options.beta < 0 || options.beta > 2000000000LL) {
+        PyErr_SetString(PyExc_ValueError, "beta must be in [0, 2e9]");
+        return nullptr;
+    }
+    options.whitespace = whitespace;
+    options.eps_smoothing = eps_smoothing;
+    References held;
+    Batch<TextRef> batch;
+    if (!gather_texts(hyps, refs, held, batch)) return nullptr;
+    const size_t width = 3 * static_cast<size_t>(options.char_order + options.word_order);
+    return run_kernel(batch.segments(), width,
+                      [&](double* out) { evalproto::chrf_rows(batch, options, out); });
+}
+
+// A tokenized segment: a str (whose words str.split() finds) or a list or tuple of
+// words.
+bool words_of(PyObject* object, const std::string& what, References& held,
+              evalproto::TerBatch& batch, evalproto::WordSequence& out) {
+    out.begin = batch.texts.size();
+    if (PyUnicode_Check(object)) {
+        out.split = true;
+        TextRef text;
+        if (!text_of(object, what, held, text)) return false;
+        batch.texts.push_back(text);
+    } else {
+        out.split = false;
+        PyObject* words = PySequence_Fast(object, (what + " must be a str or a list of str").c_str());
+        if (!words) return false;
+        held.keep(words);
+        Py_DECREF(words);
+        for (Py_ssize_t w = 0; w < PySequence_Fast_GET_SIZE(words); ++w) {
+            TextRef text;
+            if (!text_of(PySequence_Fast_GET_ITEM(words, w),
+                         what + "[" + std::to_string(w) + "]", held, text))
+                return false;
+            batch.texts.push_back(text);
+        }
+    }
+    out.end = batch.texts.size();
+    return true;
+}
+
+PyObject* ter_rows(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", nullptr};
+    PyObject *hyps, *refs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:ter_rows", const_cast<char**>(keywords),
+                                     &hyps, &refs))
+        return nullptr;
+    References held;
+    evalproto::TerBatch batch;
+    PyObject* hyp_seq = as_sequence(hyps, "hyps");
+    if (!hyp_seq) return nullptr;
+    held.keep(hyp_seq);
+    Py_DECREF(hyp_seq);
+    PyObject* ref_seq = as_sequence(refs, "refs");
+    if (!ref_seq) return nullptr;
+    held.keep(ref_seq);
+    Py_DECREF(ref_seq);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(hyp_seq);
+    if (PySequence_Fast_GET_SIZE(ref_seq) != n) {
+        PyErr_Format(PyExc_ValueError, "%zd hypotheses but %zd reference lists", n,
+                     PySequence_Fast_GET_SIZE(ref_seq));
+        return nullptr;
+    }
+    evalproto::Batch<evalproto::WordSequence>& segments = batch.segments;
+    segments.hyps.resize(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        if (!words_of(PySequence_Fast_GET_ITEM(hyp_seq, i), "hyps[" + std::to_string(i) + "]",
+                      held, batch, segments.hyps[i]))
+            return nullptr;
+        const std::string where = "refs[" + std::to_string(i) + "]";
+        PyObject* segment = PySequence_Fast(PySequence_Fast_GET_ITEM(ref_seq, i),
+                                            (where + " must be a list or tuple").c_str());
+        if (!segment) return nullptr;
+        held.keep(segment);
+        Py_DECREF(segment);
+        const Py_ssize_t k = PySequence_Fast_GET_SIZE(segment);
+        if (k == 0) {
+            PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
+            return nullptr;
+        }
+        for (Py_ssize_t r = 0; r < k; ++r) {
+            evalproto::WordSequence words;
+            if (!words_of(PySequence_Fast_GET_ITEM(segment, r), where + "[" + std::to_string(r) + "]",
+                          held, batch, words))
+                return nullptr;
+            segments.refs.push_back(words);
+        }
+        segments.ref_start.push_back(segments.refs.size());
+    }
+    return run_kernel(static_cast<size_t>(n), 2, [&](double* out) { evalproto::ter_rows(batch, out); });
+}
+
+// The kernel's 13a tokens of one line, joined by spaces: what sacrebleu's
+// Tokenizer13a()(line.rstrip()) returns. For tests; the BLEU kernel tokenizes itself.
+PyObject* tokenize_13a(PyObject*, PyObject* arg) {
+    References held;
+    TextRef text;
+    if (!text_of(arg, "line", held, text)) return nullptr;
+    std::vector<evalproto::cp_t> points;
+    evalproto::append_code_points(text, points);
+    evalproto::Scratch13a scratch;
+    evalproto::Tokens tokens;
+    evalproto::tokenize_13a(points.data(), points.size(), scratch, tokens);
+    std::vector<Py_UCS4> joined;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        if (t) joined.push_back(' ');
+        joined.insert(joined.end(), tokens.begin_of(t), tokens.begin_of(t) + tokens.length_of(t));
+    }
+    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, joined.data(),
+                                     static_cast<Py_ssize_t>(joined.size()));
+}
+
+PyMethodDef methods[] = {
+    {"bleu_rows", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bleu_rows)),
+     METH_VARARGS | METH_KEYWORDS,
+     "bleu_rows(hyps, refs, max_order, tokenizer) -> bytearray\n\n"
+     "BLEU statistics per segment, float64 rows of [hyp_len, closest_ref_len,\n"
+     "correct_1..N, total_1..N]. refs[i] lists segment i's references; tokenizer\n"
+     "is '13a', 'none' or 'char'. Lowercase in Python first."},
+    {"chrf_rows", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_rows)),
+     METH_VARARGS | METH_KEYWORDS,
+     "chrf_rows(hyps, refs, char_order, word_order, beta, whitespace, eps_smoothing)\n"
+     "-> bytearray\n\nchrF statistics per segment, float64 rows of [hyp, ref, match] per\n"
+     "character order then per word order, of the reference with the best F."},
+    {"ter_rows", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(ter_rows)),
+     METH_VARARGS | METH_KEYWORDS,
+     "ter_rows(hyps, refs) -> bytearray\n\nTER statistics per segment, float64 rows of\n"
+     "[edits, avg_ref_len]. Each hypothesis and reference is tokenized already: a str\n"
+     "split on whitespace, or a list of words."},
+    {"tokenize_13a", tokenize_13a, METH_O,
+     "tokenize_13a(line) -> str\n\nThe BLEU kernel's 13a tokens of a line, joined by spaces,\n"
+     "as sacrebleu's Tokenizer13a()(line.rstrip()) (for tests)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalproto.evaluators._native",
+                      "Compiled kernels for BLEU, chrF and TER statistics (see native/).", -1,
+                      methods, nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__native(void) {
+    PyObject* m = PyModule_Create(&module);
+    if (!m) return nullptr;
+    if (PyModule_AddIntConstant(m, "MAX_SHIFT_SIZE", evalproto::MAX_SHIFT_SIZE) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SHIFT_DIST", evalproto::MAX_SHIFT_DIST) < 0 ||
+        PyModule_AddIntConstant(m, "BEAM_WIDTH", evalproto::BEAM_WIDTH) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SHIFT_CANDIDATES", evalproto::MAX_SHIFT_CANDIDATES) < 0) {
+        Py_DECREF(m);
+        return nullptr;
+    }
+    return m;
+}

@@ -1,0 +1,219 @@
+// Code points, sacrebleu's 13a and char tokenizers, and the per-segment hash tables.
+#include "text.hpp"
+
+#include <algorithm>
+
+namespace evalproto {
+
+void append_code_points(const TextRef& text, std::vector<cp_t>& out) {
+    size_t at = out.size();
+    out.resize(at + text.length);
+    cp_t* to = out.data() + at;
+    switch (text.kind) {
+        case 1: {
+            const uint8_t* from = static_cast<const uint8_t*>(text.data);
+            for (size_t i = 0; i < text.length; ++i) to[i] = from[i];
+            break;
+        }
+        case 2: {
+            const uint16_t* from = static_cast<const uint16_t*>(text.data);
+            for (size_t i = 0; i < text.length; ++i) to[i] = from[i];
+            break;
+        }
+        default:
+            std::memcpy(to, text.data, text.length * sizeof(cp_t));
+    }
+}
+
+void split_whitespace(const cp_t* s, size_t n, Tokens& out) {
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && is_space(s[i])) ++i;
+        if (i == n) break;
+        while (i < n && !is_space(s[i])) out.chars.push_back(s[i++]);
+        out.ends.push_back(static_cast<uint32_t>(out.chars.size()));
+    }
+}
+
+void tokenize_char(const cp_t* s, size_t n, Tokens& out) {
+    for (size_t i = 0; i < n; ++i) {
+        if (is_space(s[i])) continue;
+        out.chars.push_back(s[i]);
+        out.ends.push_back(static_cast<uint32_t>(out.chars.size()));
+    }
+}
+
+namespace {
+
+// from = str.replace(pattern, replacement) into `to`: non-overlapping occurrences,
+// left to right, as Python finds them.
+void replace_all(const std::vector<cp_t>& from, const char* pattern, const char* replacement,
+                 std::vector<cp_t>& to) {
+    size_t p = std::strlen(pattern), r = std::strlen(replacement), n = from.size();
+    to.clear();
+    size_t i = 0;
+    while (i < n) {
+        if (from[i] == static_cast<unsigned char>(pattern[0]) && i + p <= n) {
+            size_t k = 1;
+            while (k < p && from[i + k] == static_cast<unsigned char>(pattern[k])) ++k;
+            if (k == p) {
+                for (size_t c = 0; c < r; ++c) to.push_back(static_cast<unsigned char>(replacement[c]));
+                i += p;
+                continue;
+            }
+        }
+        to.push_back(from[i++]);
+    }
+}
+
+// The class of sacrebleu's first 13a rule, r'([\{-\~\[-\` -\&\(-\+\:-\@\/])': each of
+// these characters gets a space on both sides.
+inline bool spaced_by_first_rule(cp_t c) {
+    return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
+           (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == 0x2F;
+}
+
+inline bool period_or_comma(cp_t c) { return c == '.' || c == ','; }
+
+}  // namespace
+
+void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
+    // sacrebleu tokenizes line.rstrip(); rstrip() strips what split() splits on.
+    while (n > 0 && is_space(s[n - 1])) --n;
+    std::vector<cp_t>& a = scratch.a;
+    std::vector<cp_t>& b = scratch.b;
+    // A pass is skipped when the line lacks the characters it rewrites: then it is
+    // the identity. No pass adds characters that an earlier skip looked for.
+    bool angle = false, newline = false, ampersand = false, period = false, dash = false;
+    for (size_t i = 0; i < n; ++i) {
+        const cp_t c = s[i];
+        angle |= c == '<';
+        newline |= c == '\n';
+        ampersand |= c == '&';
+        period |= c == '.' || c == ',';
+        dash |= c == '-';
+    }
+    b.assign(s, s + n);
+    // Tokenizer13a's string replacements, each a full pass over the previous result,
+    // in its order (so "&amp;lt;" becomes "<", but "&amp;quot;" stays "&quot;").
+    if (angle) {
+        replace_all(b, "<skipped>", "", a);
+        a.swap(b);
+    }
+    if (newline) {
+        replace_all(b, "-\n", "", a);
+        replace_all(a, "\n", " ", b);
+    }
+    if (ampersand) {
+        replace_all(b, "&quot;", "\"", a);
+        replace_all(a, "&amp;", "&", b);
+        replace_all(b, "&lt;", "<", a);
+        replace_all(a, "&gt;", ">", b);
+    }
+    // TokenizerRegexp gets f' {line} '; its first rule spaces a class of ASCII
+    // punctuation (the space itself included) wherever it occurs.
+    a.clear();
+    a.reserve(3 * b.size() + 2);
+    a.push_back(' ');
+    for (cp_t c : b) {
+        if (spaced_by_first_rule(c)) {
+            a.push_back(' ');
+            a.push_back(c);
+            a.push_back(' ');
+        } else {
+            a.push_back(c);
+        }
+    }
+    a.push_back(' ');
+    // The next three rules match two characters each; re.sub takes the leftmost
+    // match, then goes on after it, so a character consumed as the second of a match
+    // cannot start the next one. [^0-9] is any code point but an ASCII digit.
+    if (period) {
+        // r'([^0-9])([\.,])' -> r'\1 \2 '
+        b.clear();
+        for (size_t i = 0; i < a.size();) {
+            if (i + 1 < a.size() && !is_ascii_digit(a[i]) && period_or_comma(a[i + 1])) {
+                b.insert(b.end(), {a[i], ' ', a[i + 1], ' '});
+                i += 2;
+            } else {
+                b.push_back(a[i++]);
+            }
+        }
+        // r'([\.,])([^0-9])' -> r' \1 \2'
+        a.clear();
+        for (size_t i = 0; i < b.size();) {
+            if (i + 1 < b.size() && period_or_comma(b[i]) && !is_ascii_digit(b[i + 1])) {
+                a.insert(a.end(), {' ', b[i], ' ', b[i + 1]});
+                i += 2;
+            } else {
+                a.push_back(b[i++]);
+            }
+        }
+    }
+    if (dash) {
+        // r'([0-9])(-)' -> r'\1 \2 '
+        b.clear();
+        for (size_t i = 0; i < a.size();) {
+            if (i + 1 < a.size() && is_ascii_digit(a[i]) && a[i + 1] == '-') {
+                b.insert(b.end(), {a[i], ' ', '-', ' '});
+                i += 2;
+            } else {
+                b.push_back(a[i++]);
+            }
+        }
+        a.swap(b);
+    }
+    // ' '.join(line.split()), then BLEU's own split(): the words of line.split().
+    split_whitespace(a.data(), a.size(), out);
+}
+
+uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {
+    uint64_t h = hash_symbols(s, n);
+    uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
+        const Entry& entry = entries_[e];
+        return entry.hash == h && entry.length == n &&
+               std::memcmp(chars_.data() + entry.start, s, n * sizeof(cp_t)) == 0;
+    });
+    if (*slot) return *slot - 1;
+    if (!insert) return UNKNOWN;
+    if (2 * (entries_.size() + 1) + 2 > slots_.capacity()) {
+        // More tokens than expected: rehash into a table twice the size.
+        slots_.reset(2 * entries_.size() + 2);
+        for (size_t e = 0; e < entries_.size(); ++e)
+            *slots_.probe(entries_[e].hash, [](uint32_t) { return false; }) = static_cast<uint32_t>(e + 1);
+        slot = slots_.probe(h, [](uint32_t) { return false; });
+    }
+    entries_.push_back({h, static_cast<uint32_t>(chars_.size()), static_cast<uint32_t>(n)});
+    chars_.insert(chars_.end(), s, s + n);
+    *slot = static_cast<uint32_t>(entries_.size());
+    return *slot - 1;
+}
+
+void NgramTable::build(const uint32_t* symbols, size_t n, int max_order) {
+    symbols_.assign(symbols, symbols + n);
+    entries_.clear();
+    size_t orders = static_cast<size_t>(max_order);
+    slots_.reset(n * std::min(orders, n ? n : 1));
+    const uint32_t* s = symbols_.data();
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t h = HASH_SEED;
+        size_t longest = std::min(orders, n - i);
+        for (size_t order = 1; order <= longest; ++order) {
+            h = hash_step(h, s[i + order - 1]);
+            uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
+                const Entry& entry = entries_[e];
+                return entry.hash == h && entry.order == order &&
+                       std::memcmp(s + entry.start, s + i, order * sizeof(uint32_t)) == 0;
+            });
+            if (*slot) {
+                ++entries_[*slot - 1].hyp_count;
+            } else {
+                entries_.push_back({h, static_cast<uint32_t>(i), static_cast<uint32_t>(order), 1,
+                                    -1, 0, 0});
+                *slot = static_cast<uint32_t>(entries_.size());
+            }
+        }
+    }
+}
+
+}  // namespace evalproto

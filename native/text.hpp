@@ -1,0 +1,187 @@
+// Text, tokens and hash tables shared by the kernels.
+//
+// Everything here works on Unicode code points (uint32), which is what Python's str
+// indexes: sacrebleu's character n-grams, its len(word) and its regular expressions
+// all count code points. Nothing here touches Python objects, so the kernels can run
+// with the GIL released; the only CPython call is Py_UNICODE_ISSPACE, a pure table
+// lookup, used so that "whitespace" is exactly what str.split() of the running
+// interpreter splits on.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace evalproto {
+
+using cp_t = uint32_t;
+
+// A str's characters as CPython stores them: 1, 2 or 4 bytes per code point. The
+// module keeps a reference to each str for as long as a kernel reads it.
+struct TextRef {
+    const void* data = nullptr;
+    int kind = 1;
+    size_t length = 0;
+};
+
+// Appends the code points of `text` to `out`.
+void append_code_points(const TextRef& text, std::vector<cp_t>& out);
+
+inline bool is_space(cp_t c) {
+    // Python's str.split() and str.isspace(): the ASCII whitespace (with \x1c-\x1f)
+    // and, above 127, the Unicode database's whitespace (\x85, \xa0, \u1680, ...).
+    return Py_UNICODE_ISSPACE(static_cast<Py_UCS4>(c));
+}
+
+inline bool is_ascii_digit(cp_t c) { return c >= '0' && c <= '9'; }
+
+// Tokens end to end: token t is chars[ends[t-1] .. ends[t]).
+struct Tokens {
+    std::vector<cp_t> chars;
+    std::vector<uint32_t> ends;
+
+    void clear() {
+        chars.clear();
+        ends.clear();
+    }
+    size_t size() const { return ends.size(); }
+    const cp_t* begin_of(size_t t) const { return chars.data() + (t ? ends[t - 1] : 0); }
+    size_t length_of(size_t t) const { return ends[t] - (t ? ends[t - 1] : 0); }
+};
+
+// Appends the whitespace-separated words of s[0, n) to `out`, as str.split() finds them.
+void split_whitespace(const cp_t* s, size_t n, Tokens& out);
+
+// Scratch buffers for the 13a tokenizer, kept between segments.
+struct Scratch13a {
+    std::vector<cp_t> a, b;
+};
+
+// The tokens of sacrebleu's Tokenizer13a()(line.rstrip()).split().
+void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out);
+
+// The tokens of TokenizerChar()(line.rstrip()).split(): every non-space character.
+void tokenize_char(const cp_t* s, size_t n, Tokens& out);
+
+// 64-bit hashing of sequences of 32-bit symbols, element by element, so that the
+// hash of an n-gram extends the hash of its (n-1)-gram prefix.
+constexpr uint64_t HASH_SEED = 0x243F6A8885A308D3ULL;
+inline uint64_t hash_step(uint64_t h, uint32_t x) {
+    h = (h ^ (x + 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 31);
+}
+inline uint64_t hash_symbols(const uint32_t* s, size_t n) {
+    uint64_t h = HASH_SEED;
+    for (size_t i = 0; i < n; ++i) h = hash_step(h, s[i]);
+    return h;
+}
+
+// Open addressing with linear probing over indices of entries kept elsewhere; slot
+// value 0 is empty, v > 0 is entry v - 1. Sized once per segment for the entries it
+// will hold, at most half full.
+class Slots {
+  public:
+    void reset(size_t entries) {
+        size_t capacity = 16;
+        while (capacity < 2 * entries + 2) capacity <<= 1;
+        slots_.assign(capacity, 0);
+        mask_ = capacity - 1;
+    }
+    // The slot where the entry with this hash and `equal(entry)` is, or the empty slot
+    // where it would go.
+    size_t capacity() const { return slots_.size(); }
+    template <class Equal>
+    uint32_t* probe(uint64_t hash, Equal equal) {
+        size_t at = static_cast<size_t>((hash * 0xD6E8FEB86659FD93ULL) >> 20) & mask_;
+        while (true) {
+            uint32_t* slot = &slots_[at];
+            if (*slot == 0 || equal(*slot - 1)) return slot;
+            at = (at + 1) & mask_;
+        }
+    }
+
+  private:
+    std::vector<uint32_t> slots_;
+    size_t mask_ = 0;
+};
+
+constexpr uint32_t UNKNOWN = 0xFFFFFFFFu;
+
+// Token text -> a small id, per segment. The hypothesis' tokens are added; the
+// references' tokens are only looked up, and a token the hypothesis lacks is UNKNOWN,
+// which no n-gram of the hypothesis contains.
+class Interner {
+  public:
+    void reset(size_t expected) {
+        slots_.reset(expected);
+        entries_.clear();
+        chars_.clear();
+    }
+    uint32_t add(const cp_t* s, size_t n) { return lookup(s, n, true); }
+    uint32_t find(const cp_t* s, size_t n) { return lookup(s, n, false); }
+    uint32_t size() const { return static_cast<uint32_t>(entries_.size()); }
+
+  private:
+    struct Entry {
+        uint64_t hash;
+        uint32_t start, length;
+    };
+    uint32_t lookup(const cp_t* s, size_t n, bool insert);
+
+    Slots slots_;
+    std::vector<Entry> entries_;
+    std::vector<cp_t> chars_;
+};
+
+// The n-grams (orders 1..max_order) of one hypothesis with their counts, and what each
+// reference has matched of them so far. References are then streamed through
+// `visit`, which calls back for each of their n-gram occurrences that the
+// hypothesis has too.
+class NgramTable {
+  public:
+    struct Entry {
+        uint64_t hash;
+        uint32_t start, order;  // the n-gram is symbols_[start, start + order)
+        int32_t hyp_count;
+        int32_t last_ref;       // the reference `ref_count` counts for
+        int32_t ref_count;      // occurrences so far in reference last_ref
+        int32_t best;           // for BLEU: max over references of min(hyp, ref count)
+    };
+
+    void build(const uint32_t* symbols, size_t n, int max_order);
+
+    // For each n-gram occurrence in s[0, n) (orders up to max_order) found in the
+    // table, calls f(entry). An n-gram whose (n-1)-gram prefix is absent is absent too,
+    // so each start stops at its first miss; UNKNOWN symbols are never present.
+    template <class F>
+    void visit(const uint32_t* s, size_t n, int max_order, F f) {
+        for (size_t i = 0; i < n; ++i) {
+            uint64_t h = HASH_SEED;
+            size_t longest = n - i < static_cast<size_t>(max_order) ? n - i : max_order;
+            for (size_t order = 1; order <= longest; ++order) {
+                uint32_t symbol = s[i + order - 1];
+                if (symbol == UNKNOWN) break;
+                h = hash_step(h, symbol);
+                const uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
+                    const Entry& entry = entries_[e];
+                    return entry.hash == h && entry.order == order &&
+                           std::memcmp(symbols_.data() + entry.start, s + i,
+                                       order * sizeof(uint32_t)) == 0;
+                });
+                if (*slot == 0) break;
+                f(entries_[*slot - 1]);
+            }
+        }
+    }
+
+  private:
+    Slots slots_;
+    std::vector<Entry> entries_;
+    std::vector<uint32_t> symbols_;
+};
+
+}  // namespace evalproto

@@ -1,0 +1,27 @@
+"""The compiled kernels (evalproto.evaluators._native, sources in native/); the package's
+metadata is in setup.cfg."""
+
+import sys
+
+from setuptools import Extension, setup
+
+if sys.platform == "win32":
+    COMPILE_ARGS = ["/std:c++17", "/O2", "/fp:precise"]
+else:
+    # -ffp-contract=off: chrF's F and TER's beam must round each float operation as
+    # Python does; a fused multiply-add (gcc contracts by default where the target
+    # has one, e.g. aarch64) would change the last bit.
+    COMPILE_ARGS = ["-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math"]
+
+setup(
+    ext_modules=[
+        Extension(
+            "evalproto.evaluators._native",
+            sources=["native/module.cpp", "native/text.cpp", "native/bleu.cpp",
+                     "native/chrf.cpp", "native/ter.cpp"],
+            depends=["native/text.hpp", "native/kernels.hpp"],
+            language="c++",
+            extra_compile_args=COMPILE_ARGS,
+        )
+    ]
+)

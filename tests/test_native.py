@@ -1,0 +1,537 @@
+"""The compiled kernels (evalproto.evaluators._native) give the pure-Python reference code's rows
+(EVALPROTO_PURE_PYTHON=1) and sacrebleu's, bit for bit, and sacrebleu's corpus scores,
+on real text for every option, on generated text, and, for TER, at the edit search's
+limits."""
+
+import math
+import random
+import sys
+import threading
+import time
+from functools import lru_cache
+from itertools import product
+from types import SimpleNamespace
+from typing import Any, Callable, List, Tuple
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sacrebleu.metrics import BLEU as SacreBLEU
+from sacrebleu.metrics import CHRF as SacreCHRF
+from sacrebleu.metrics import TER as SacreTER
+from sacrebleu.metrics import lib_ter
+from sacrebleu.metrics import ter as sacre_ter
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+import evalproto.evaluators
+from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
+from evalproto.evaluators import _native, bleu as bleu_module, chrf as chrf_module, ter as ter_module
+from evalproto.base.errors import SetupError
+from evalproto.metrics.evaluator import Evaluator, Item
+from evalproto.evaluators import ter_search
+from evalproto.evaluators.bleu import BLEU
+from evalproto.evaluators.chrf import CHRF
+from evalproto.evaluators.native import PURE_PYTHON_VARIABLE, NativeMissingError, as_rows
+from evalproto.evaluators.ter import TER
+
+CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
+           "multilingual": (MULTI_REFS, MULTI_HYP)}
+
+
+@lru_cache(maxsize=None)
+def corpus(name: str, references: int) -> Tuple[List[List[str]], List[str]]:
+    """(reference streams, hypotheses) of a test corpus with its first 1 or 2 references."""
+    ref_paths, hyp_path = CORPORA[name]
+    return [read_lines(path) for path in ref_paths[:references]], read_lines(hyp_path)
+
+
+def items_of(streams: List[List[str]], hyps: List[str]) -> List[Item]:
+    """Items (refs, hyp) from reference streams and hypotheses."""
+    return [(list(refs), hyp) for refs, hyp in zip(zip(*streams), hyps)]
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """Counts the evaluators' calls for the kernels, so that a test of the compiled
+    path fails if the evaluators quietly took the Python one."""
+    calls = []
+    for module in (bleu_module, chrf_module, ter_module):
+        original = module.kernels
+        monkeypatch.setattr(module, "kernels",
+                            lambda original=original: calls.append(1) or original())
+    return calls
+
+
+@pytest.fixture
+def both_paths(monkeypatch: pytest.MonkeyPatch, kernel_calls: List[int]) -> Callable:
+    """rows(metric, items) -> (compiled rows, pure-Python rows)."""
+
+    def rows(metric: Evaluator, items: List[Item]) -> Tuple[np.ndarray, np.ndarray]:
+        monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+        calls = len(kernel_calls)
+        native = metric.stats_many(items)
+        assert len(kernel_calls) == calls + 1, "the compiled kernel was not used"
+        monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+        python = metric.stats_many(items)
+        assert len(kernel_calls) == calls + 1, "EVALPROTO_PURE_PYTHON=1 still used the kernel"
+        monkeypatch.delenv(PURE_PYTHON_VARIABLE)
+        return native, python
+
+    return rows
+
+
+def check_parity(both_paths: Callable, ours: Evaluator, theirs: Any, name: str,
+                 references: int) -> None:
+    """Compiled rows == pure-Python rows == sacrebleu's, and the corpus score == sacrebleu's."""
+    streams, hyps = corpus(name, references)
+    native, python = both_paths(ours, items_of(streams, hyps))
+    assert native.dtype == np.float64 and native.shape == (len(hyps), len(ours.stat_names))
+    assert np.array_equal(native, python)
+    assert np.array_equal(native, np.array(theirs._extract_corpus_statistics(hyps, streams),
+                                           dtype=np.float64))
+    summed, expected = native.sum(axis=0), theirs.corpus_score(hyps, streams).score
+    assert theirs._compute_score_from_stats(summed.tolist()).score == expected
+    if isinstance(ours, BLEU):
+        # Our BLEU score (not a kernel's work) takes numpy's exp, which on AVX-512
+        # machines can differ from math.exp in the last bit.
+        assert math.isclose(ours.score(summed), expected, rel_tol=1e-14)
+    else:
+        assert ours.score(summed) == expected
+
+
+# ---------------------------------------------------------------- real text, every option
+
+@pytest.mark.parametrize("references", [1, 2])
+@pytest.mark.parametrize("name", CORPORA)
+@pytest.mark.parametrize("tokenize, lowercase", list(product(["13a", "none", "char", "intl"],
+                                                             [False, True])))
+def test_bleu_rows_on_real_text(both_paths, name, references, tokenize, lowercase):
+    for order in range(1, 6):
+        options = {"tokenize": tokenize, "lowercase": lowercase, "max_ngram_order": order}
+        check_parity(both_paths, BLEU(**options), SacreBLEU(**options), name, references)
+
+
+@pytest.mark.parametrize("tokenize", ["zh", "ja-mecab", "ko-mecab"])
+def test_bleu_rows_with_other_python_tokenizers(both_paths, tokenize):
+    """Tokenizers the kernel does not have tokenize in Python; the kernel splits their
+    output ('none')."""
+    try:
+        BLEU(tokenize=tokenize)
+    except SetupError:
+        pytest.skip(f"the {tokenize} tokenizer's extra is not installed")
+    for name, references, lowercase in product(CORPORA, [1, 2], [False, True]):
+        options = {"tokenize": tokenize, "lowercase": lowercase}
+        check_parity(both_paths, BLEU(**options), SacreBLEU(**options), name, references)
+
+
+CHRF_OPTIONS = [
+    {},
+    {"word_order": 2},
+    {"char_order": 1},
+    {"char_order": 3, "word_order": 2, "beta": 1},
+    {"char_order": 0, "word_order": 2},
+    {"char_order": 0, "word_order": 1, "beta": 3},
+    {"beta": 0},
+    {"beta": 3, "word_order": 2},
+    {"whitespace": True},
+    {"whitespace": True, "word_order": 2, "lowercase": True},
+    {"eps_smoothing": True},
+    {"eps_smoothing": True, "word_order": 2, "char_order": 4},
+    {"lowercase": True},
+    {"lowercase": True, "word_order": 2, "eps_smoothing": True, "whitespace": True, "beta": 1},
+]
+
+
+@pytest.mark.parametrize("references", [1, 2])
+@pytest.mark.parametrize("name", CORPORA)
+def test_chrf_rows_on_real_text(both_paths, name, references):
+    for options in CHRF_OPTIONS:
+        check_parity(both_paths, CHRF(**options), SacreCHRF(**options), name, references)
+
+
+def remembering(function: Callable) -> Callable:
+    """`function(hyp, ref)` remembering its results per (hyp words, ref words)."""
+    remembered = lru_cache(maxsize=None)(lambda hyp, ref: function(list(hyp), list(ref)))
+    return lambda hyp, ref: remembered(tuple(hyp), tuple(ref))
+
+
+REMEMBERED_EDITS = [(sacre_ter, remembering(lib_ter.translation_edit_rate)),
+                    (ter_module, remembering(ter_search.translation_edit_rate))]
+
+
+@pytest.fixture
+def remembered_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sacrebleu's and the Python reference's edit searches remember their results
+    across option sets, many of which tokenize a line alike: both are pure functions,
+    so the rows they give are the same, sooner."""
+    for module, remembered in REMEMBERED_EDITS:
+        monkeypatch.setattr(module, "translation_edit_rate", remembered)
+
+
+@pytest.mark.parametrize("references", [1, 2])
+@pytest.mark.parametrize("name", CORPORA)
+def test_ter_rows_on_real_text(both_paths, remembered_edits, name, references):
+    for flags in product([False, True], repeat=4):
+        options = dict(zip(("normalized", "no_punct", "asian_support", "case_sensitive"), flags))
+        check_parity(both_paths, TER(**options), SacreTER(**options), name, references)
+
+
+@pytest.mark.parametrize("options", [{"normalized": True}, {"normalized": True, "no_punct": True,
+                                                          "case_sensitive": True}])
+def test_ter_tokenizes_references_twice_as_sacrebleu_does(both_paths, options):
+    """A second Tercom pass splits "Squire's" once more; sacrebleu makes it on references."""
+    hyps = ["Die Kette Squire's berichtet, dass 30 Prozent planen.", "Squire's, also"]
+    streams = [["Squire's, eine andere Kette, meldet, dass 30 Prozent planen.", "Squire's, too"]]
+    native, python = both_paths(TER(**options), items_of(streams, hyps))
+    assert np.array_equal(native, python)
+    sacre = SacreTER(**options)._extract_corpus_statistics(hyps, streams)
+    assert np.array_equal(native, np.array(sacre, dtype=np.float64))
+    once = TER(**options).tokenizer
+    assert native[1, 1] != len(once(streams[0][1]).split())  # the case is one that differs
+
+
+def test_a_batch_of_several_corpora_with_varying_reference_counts(both_paths):
+    """Segments with one, two or three references (a repeated one among them) in one
+    batch, as a tuning load or a merged corpus gives."""
+    items = []
+    for number, name in enumerate(CORPORA):
+        streams, hyps = corpus(name, 2)
+        for line, (refs, hyp) in enumerate(items_of(streams, hyps)):
+            items.append((refs[:1 + (line + number) % 3] + refs[:(line % 3 == 2)], hyp))
+    for metric in (BLEU(), BLEU(tokenize="char", max_ngram_order=3), CHRF(word_order=2),
+                   CHRF(whitespace=True, lowercase=True), TER(normalized=True)):
+        native, python = both_paths(metric, items)
+        assert np.array_equal(native, python)
+
+
+# ---------------------------------------------------------------- generated text
+
+PIECES = ["a", "b", "the", "Cat", "ÉTÉ", "ß", "İ", "Σ", "ς", "1", "9", "0", ".", ",", "-", "'",
+          "...", ",,", "--", "!?", "(", ")", "[", "]", "$", "%", "/", ":", "@", "`", "{", "~",
+          "\\", '"', "&", "&quot;", "&amp;", "&lt;", "&gt;", "&amp;quot;", "<skipped>", "\n",
+          "-\n", "3.14", "1,000", "2-3", "10-", "-5", "e\u0301", "\u0301", "\u0308", "漢", "字",
+          "日本語", "。", "，", "한국어", "Москва", "😀", "𝔘", " ", "  ", "\t", "\r", "\x0b",
+          "\x1c", "\x1f", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028",
+          "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff", "Squire's", "'s", "n't"]
+texts = st.one_of(
+    st.lists(st.sampled_from(PIECES), max_size=30).map("".join),
+    st.text(max_size=40),
+    st.just(""),
+    st.lists(st.sampled_from(PIECES[:20] + [" "] * 10), min_size=150, max_size=300).map("".join),
+)
+generated_items = st.lists(st.tuples(st.lists(texts, min_size=1, max_size=4), texts),
+                           min_size=1, max_size=6)
+short_texts = st.one_of(st.lists(st.sampled_from(PIECES), max_size=30).map("".join),
+                        st.text(max_size=40))
+short_items = st.lists(st.tuples(st.lists(short_texts, min_size=1, max_size=4), short_texts),
+                       min_size=1, max_size=6)
+"""For TER, whose Python reference is slow on long lines (the word tests below have
+long ones)."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(generated_items, st.sampled_from(["13a", "none", "char", "intl"]), st.booleans(),
+       st.integers(min_value=1, max_value=5))
+def test_bleu_rows_on_generated_text(items, tokenize, lowercase, order):
+    bleu = BLEU(tokenize=tokenize, lowercase=lowercase, max_ngram_order=order)
+    assert np.array_equal(native_rows(bleu, items), python_rows(bleu, items))
+
+
+TRICKY_13A = ["word-\n", "word-\n \t", "co-\noperate", "a -\n\n", "1-\n", "<skip<skipped>ped>",
+              "<SKIPPED>", "x<skipped>-\ny", "&amp;quot;", "&amp;lt;b&amp;gt;", "&quot;&quot;",
+              "&&amp;",
+              "1.5,2 .3 ,4 a.b,c 5-6 7- -8 9.-", "..,,.", "end.", ".start", "1,000.50-2",
+              "\u3000a\u2028b\x85", "\x1c\x1d-\n", "", " ", "-\n", "\n-"]
+
+
+@pytest.mark.parametrize("line", TRICKY_13A)
+def test_13a_on_lines_where_its_steps_interact(line):
+    """rstrip before the line rules (a final "-\n" stays "-"), replacements in
+    sacrebleu's order, one pass each."""
+    assert _native.tokenize_13a(line) == Tokenizer13a()(line.rstrip())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_13a_tokenizes_any_text_as_sacrebleu(lines):
+    """The kernel's 13a tokens are sacrebleu's, and so are its rows against sacrebleu's
+    13a tokens given to the kernel as 'none'."""
+    tokenized = [Tokenizer13a()(line.rstrip()) for line in lines]
+    assert [_native.tokenize_13a(line) for line in lines] == tokenized
+    refs = [[line] for line in reversed(lines)]
+    tokenized_refs = [[Tokenizer13a()(line.rstrip())] for line in reversed(lines)]
+    assert np.array_equal(as_rows(_native.bleu_rows(lines, refs, 4, "13a"), 10),
+                          as_rows(_native.bleu_rows(tokenized, tokenized_refs, 4, "none"), 10))
+    own = as_rows(_native.bleu_rows(lines, [[line] for line in lines], 1, "13a"), 4)
+    assert own[:, 0].tolist() == [len(tokens.split()) for tokens in tokenized]
+    assert np.array_equal(own[:, 2], own[:, 0])  # every token matches itself
+
+
+@settings(max_examples=200, deadline=None)
+@given(generated_items, st.integers(min_value=0, max_value=6),
+       st.integers(min_value=0, max_value=3), st.integers(min_value=0, max_value=3),
+       st.booleans(), st.booleans(), st.booleans())
+def test_chrf_rows_on_generated_text(items, char_order, word_order, beta, whitespace,
+                                     eps_smoothing, lowercase):
+    if char_order + word_order == 0:
+        char_order = 6
+    chrf = CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=whitespace,
+                eps_smoothing=eps_smoothing, lowercase=lowercase)
+    assert np.array_equal(native_rows(chrf, items), python_rows(chrf, items))
+
+
+@settings(max_examples=200, deadline=None)
+@given(short_items, st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_ter_rows_on_generated_text(items, normalized, no_punct, asian_support, case_sensitive):
+    ter = TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+              case_sensitive=case_sensitive)
+    assert np.array_equal(native_rows(ter, items), python_rows(ter, items))
+
+
+def native_rows(metric: Evaluator, items: List[Item]) -> np.ndarray:
+    """stats_many by the kernel (hypothesis' tests cannot take function fixtures)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+        return metric.stats_many(items)
+
+
+def python_rows(metric: Evaluator, items: List[Item]) -> np.ndarray:
+    """stats_many by the pure-Python reference code."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PURE_PYTHON_VARIABLE, "1")
+        return metric.stats_many(items)
+
+
+def ter_native(hyp: List[str], refs: List[List[str]]) -> List[float]:
+    """The kernel's [edits, avg_ref_len] of one segment given as word lists."""
+    return as_rows(_native.ter_rows([hyp], [refs]), 2)[0].tolist()
+
+
+few_words = st.lists(st.sampled_from("abcde"), max_size=40)
+many_words = st.lists(st.sampled_from("abcdefgh"), max_size=130)
+
+
+@settings(max_examples=200, deadline=None)
+@given(few_words, few_words)
+def test_ter_search_on_generated_words_equals_lib_ter(hyp, ref):
+    """Five words: many equal spans, so many shift candidates and shifts."""
+    assert ter_native(hyp, [ref]) == [*lib_ter.translation_edit_rate(hyp, ref)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(many_words, many_words, st.integers(min_value=0, max_value=3))
+def test_ter_search_on_long_generated_words_equals_the_reference(hyp, ref, cut):
+    """Up to 130 words: references beyond 64 words, narrow beams, very unequal
+    lengths (a cut shortens one side to a few words)."""
+    if cut == 1:
+        hyp = hyp[:3]
+    elif cut == 2:
+        ref = ref[:3]
+    assert ter_native(hyp, [ref]) == [*ter_search.translation_edit_rate(hyp, ref)]
+
+
+def test_ter_takes_words_as_lists_or_as_text():
+    streams, hyps = corpus("de-en", 2)
+    words = [hyp.lower().split() for hyp in hyps]
+    ref_words = [[ref.lower().split() for ref in refs] for refs in zip(*streams)]
+    as_lists = as_rows(_native.ter_rows(words, ref_words), 2)
+    texts = [tuple(" \t".join(w) for w in refs) for refs in ref_words]
+    as_text = as_rows(_native.ter_rows([" ".join(w) for w in words], texts), 2)
+    assert np.array_equal(as_lists, as_text)
+    assert as_lists[:, 0].sum() > 0
+
+
+# ---------------------------------------------------------------- TER at its limits
+
+def test_the_limits_are_lib_ters():
+    assert (_native.MAX_SHIFT_SIZE, _native.MAX_SHIFT_DIST, _native.BEAM_WIDTH,
+            _native.MAX_SHIFT_CANDIDATES) == (lib_ter._MAX_SHIFT_SIZE, lib_ter._MAX_SHIFT_DIST,
+                                              lib_ter._BEAM_WIDTH, lib_ter._MAX_SHIFT_CANDIDATES)
+
+
+@pytest.mark.parametrize("distance, edits", [(50, 1), (51, 8)])
+def test_ter_shift_distance_edge(distance, edits):
+    """A block of four words moved `distance` words ahead: one shift within
+    MAX_SHIFT_DIST (50), beyond it deletions and insertions instead."""
+    ref = [f"w{i}" for i in range(70)]
+    hyp = ref[distance:distance + 4] + ref[:distance] + ref[distance + 4:]
+    assert [*lib_ter.translation_edit_rate(hyp, ref)] == [edits, 70]
+    assert ter_native(hyp, [ref]) == [edits, 70]
+
+
+def random_words(seed: int) -> Tuple[List[str], List[str]]:
+    """A hypothesis and a reference of 40 to 99 words out of three."""
+    generator = random.Random(seed)
+    hyp = [generator.choice("abc") for _ in range(generator.randrange(40, 100))]
+    return hyp, [generator.choice("abc") for _ in range(generator.randrange(40, 100))]
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_ter_candidate_cap_and_full_cache(monkeypatch, seed):
+    """Three words in long sentences: lib_ter stops at 1000 candidates, which here
+    changes the edits (without the cap it finds fewer), and its prefix cache of rows
+    fills up; the kernel gives lib_ter's capped result."""
+    hyp, ref = random_words(seed)
+    caches = []
+
+    class Recorded(lib_ter.BeamEditDistance):
+        def __init__(self, words_ref):
+            super().__init__(words_ref)
+            caches.append(self)
+
+    monkeypatch.setattr(lib_ter, "BeamEditDistance", Recorded)
+    expected = [*lib_ter.translation_edit_rate(hyp, ref)]
+    assert caches[-1]._cache_size >= lib_ter._MAX_CACHE_SIZE
+    assert ter_native(hyp, [ref]) == expected
+    monkeypatch.setattr(lib_ter, "_MAX_SHIFT_CANDIDATES", 10 ** 9)
+    assert lib_ter.translation_edit_rate(hyp, ref)[0] < expected[0]
+
+
+def test_lib_ters_row_cache_does_not_change_its_results(monkeypatch):
+    """Why the kernel needs no copy of lib_ter's cache: every hypothesis one search
+    sees is a shift of the first, of the same length and so the same beam, and a
+    cached row is the row its prefix gets anyway. Without a cache, the same edits."""
+    cases = [random_words(seed) for seed in (1, 3)]
+    cases.append(corpus_words("en-de"))
+    expected = [lib_ter.translation_edit_rate(hyp, ref) for hyp, ref in cases]
+    monkeypatch.setattr(lib_ter, "_MAX_CACHE_SIZE", 0)
+    assert [lib_ter.translation_edit_rate(hyp, ref) for hyp, ref in cases] == expected
+    assert [ter_native(hyp, [ref]) for hyp, ref in cases] == [[*pair] for pair in expected]
+
+
+def corpus_words(name: str) -> Tuple[List[str], List[str]]:
+    """The longest hypothesis of a corpus and its first reference, as words."""
+    streams, hyps = corpus(name, 1)
+    line = max(range(len(hyps)), key=lambda i: len(hyps[i].split()))
+    return hyps[line].lower().split(), streams[0][line].lower().split()
+
+
+def test_ter_beam_edges():
+    """Very unequal lengths (the beam widens past ratio 50), empty sides, and a long
+    pair whose beam is narrower than the reference."""
+    generator = random.Random(11)
+    cases = [(["a", "b"], [generator.choice("abc") for _ in range(300)]),
+             ([generator.choice("abc") for _ in range(300)], ["a", "b"]),
+             ([], ["a", "b"]), (["a", "b"], []), ([], []),
+             ([generator.choice("abcdefghij") for _ in range(150)],
+              [generator.choice("abcdefghij") for _ in range(140)])]
+    for hyp, ref in cases:
+        assert ter_native(hyp, [ref]) == [*ter_search.translation_edit_rate(hyp, ref)]
+
+
+def shifted_blocks(common: int, before: int, after: int,
+                   swap: bool) -> Tuple[List[str], List[str]]:
+    """A reference with `before` words in front of a shared run and a hypothesis with
+    `after` words behind it (or the other way round): the best alignment runs about
+    `before` cells off the diagonal, at the edge of the 25-cell beam."""
+    shared = [f"c{i}" for i in range(common)]
+    ref = [f"x{i}" for i in range(before)] + shared
+    hyp = shared + [f"y{i}" for i in range(after)]
+    return (ref, hyp) if swap else (hyp, ref)
+
+
+@pytest.mark.parametrize("common, before, after, swap", [(56, 24, 25, False), (79, 24, 26, True)])
+def test_ter_alignment_along_the_beams_edge(monkeypatch, common, before, after, swap):
+    """Where the beam's diagonal floor(i * ratio) lands decides these edits: rounding
+    it instead changes lib_ter's result."""
+    hyp, ref = shifted_blocks(common, before, after, swap)
+    expected = [*lib_ter.translation_edit_rate(hyp, ref)]
+    assert ter_native(hyp, [ref]) == expected
+    monkeypatch.setattr(lib_ter, "math", SimpleNamespace(floor=round, ceil=math.ceil))
+    assert [*lib_ter.translation_edit_rate(hyp, ref)] != expected
+
+
+def test_ter_takes_the_fewest_edits_and_the_mean_reference_length():
+    hyp = "a b c d".split()
+    refs = ["a b c d e f".split(), "a b x d".split(), "b".split()]
+    assert ter_native(hyp, refs) == [1, (6 + 4 + 1) / 3]
+
+
+# ---------------------------------------------------------------- the module itself
+
+def test_whitespace_is_what_str_split_splits_on():
+    """Every code point str.isspace() calls whitespace, and those below U+3100 that
+    it does not, split (or do not split) a 'none' token in two."""
+    spaces = [c for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    points = sorted(set(spaces) | set(range(0x3100)))
+    texts = [f"a{chr(c)}b" for c in points]
+    rows = as_rows(_native.bleu_rows(texts, [["x"]] * len(texts), 1, "none"), 4)
+    assert rows[:, 0].tolist() == [2.0 if chr(c).isspace() else 1.0 for c in points]
+    chrf = as_rows(_native.chrf_rows(texts, [["ab"]] * len(texts), 1, 0, 2, False, False), 3)
+    assert chrf[:, 0].tolist() == [2.0 if chr(c).isspace() else 3.0 for c in points]
+
+
+def test_rows_are_float64_arrays_over_the_kernels_buffer():
+    buffer = _native.chrf_rows(["a b", "c"], [["a b"], ["c", "d"]], 6, 2, 2, False, False)
+    rows = as_rows(buffer, 24)
+    assert isinstance(buffer, bytearray) and rows.shape == (2, 24)
+    assert rows.base is not None and rows.flags.writeable
+    rows[0, 0] = 99
+    assert np.frombuffer(buffer, dtype=np.float64)[0] == 99
+    assert as_rows(_native.bleu_rows([], [], 4, "13a"), 10).shape == (0, 10)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: _native.bleu_rows(["a"], [[]], 4, "13a"), ValueError, "no reference"),
+    (lambda: _native.bleu_rows(["a"], [["a"], ["b"]], 4, "13a"), ValueError, "1 hypotheses but 2"),
+    (lambda: _native.bleu_rows(["a"], [["a"]], 4, "intl"), ValueError, "tokenizer"),
+    (lambda: _native.bleu_rows(["a"], [["a"]], 0, "13a"), ValueError, "max_order"),
+    (lambda: _native.bleu_rows([None], [["a"]], 4, "13a"), TypeError, r"hyps\[0\]"),
+    (lambda: _native.bleu_rows(["a"], ["ab"], 4, "13a"), TypeError, r"refs\[0\] must be a list"),
+    (lambda: _native.bleu_rows(["a"], [["a", 3]], 4, "13a"), TypeError, r"refs\[0\]\[1\]"),
+    (lambda: _native.chrf_rows(["a"], [["a"]], 0, 0, 2, False, False), ValueError, "orders"),
+    (lambda: _native.chrf_rows(["a"], [["a"]], 6, 0, -1, False, False), ValueError, "beta"),
+    (lambda: _native.ter_rows([["a", 1]], [["a"]]), TypeError, r"hyps\[0\]\[1\]"),
+    (lambda: _native.ter_rows(["a"], [[]]), ValueError, "no reference"),
+])
+def test_bad_arguments_are_refused(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_bad_item_is_named_by_the_evaluator():
+    with pytest.raises(ValueError, match="segment 2: no reference"):
+        BLEU().stats_many([(["a"], "a"), ([], "b")])
+
+
+def test_a_missing_extension_is_explained(monkeypatch):
+    monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+    monkeypatch.setitem(sys.modules, "evalproto.evaluators._native", None)
+    monkeypatch.delattr(evalproto.evaluators, "_native")
+    for metric in (BLEU(), CHRF(), TER()):
+        with pytest.raises(NativeMissingError, match=r"pip install -e \..*C\+\+ compiler|"
+                                                     r"C\+\+ compiler.*pip install -e \."):
+            metric.stats_many([(["a b"], "a b")])
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    assert BLEU().stats_many([(["a b"], "a b")]).tolist() == [[2, 2, 2, 1, 0, 0, 2, 1, 0, 0]]
+
+
+def test_kernels_release_the_gil_and_run_in_threads_alike():
+    """While one thread is inside a kernel, another runs Python code; rows computed in
+    two threads at once are the rows computed alone."""
+    generator = random.Random(2)
+    hyps = [[generator.choice("abcdef") for _ in range(60)] for _ in range(1000)]
+    refs = [[[generator.choice("abcdef") for _ in range(60)]] for _ in range(1000)]
+    alone = as_rows(_native.ter_rows(hyps, refs), 2)
+    entered, results = threading.Event(), [None, None]
+
+    def work(slot: int) -> None:
+        entered.set()
+        results[slot] = as_rows(_native.ter_rows(hyps, refs), 2)
+
+    worker = threading.Thread(target=work, args=(0,))
+    start = time.perf_counter()
+    worker.start()
+    entered.wait()
+    steps = 0
+    while worker.is_alive():
+        steps += 1
+    took = time.perf_counter() - start
+    assert took < 0.05 or steps > 1000, (took, steps)
+    pair = [threading.Thread(target=work, args=(slot,)) for slot in (0, 1)]
+    for thread in pair:
+        thread.start()
+    for thread in pair:
+        thread.join()
+    assert all(np.array_equal(result, alone) for result in results)
