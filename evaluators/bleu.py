@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import math
 from collections import Counter
-from functools import lru_cache
 from itertools import chain
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -22,7 +21,7 @@ import click
 import numpy as np
 
 from evalproto.base.errors import SetupError
-from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
+from evalproto.metrics.evaluator import CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.fast_13a import FastTokenizer13a
 from evalproto.evaluators.native import as_rows, kernels, pure_python
@@ -95,10 +94,9 @@ class BLEU(CountsEvaluator):
         orders = range(1, max_ngram_order + 1)
         self.stat_names = ("hyp_len", "ref_len", *(f"correct_{n}" for n in orders),
                            *(f"total_{n}" for n in orders))
-        self._reference_info = lru_cache(maxsize=REFERENCE_CACHE_SIZE)(self._read_references)
 
     def stats(self, refs: Sequence[str], hyp: str) -> List[int]:
-        ref_counts, ref_lens = self._reference_info(tuple(refs))
+        ref_counts, ref_lens = self.references(refs)
         tokens = self._tokens(hyp)
         hyp_len = len(tokens)
         hyp_counts = self._ngram_counts(tokens)
@@ -250,7 +248,7 @@ class BLEU(CountsEvaluator):
         return Counter(chain.from_iterable(zip(*(tokens[i:] for i in range(n)))
                                            for n in range(1, self.max_order + 1)))
 
-    def _read_references(self, refs: Tuple[str, ...]) -> Tuple[Counter, List[int]]:
+    def read_references(self, refs: Tuple[str, ...]) -> Tuple[Counter, List[int]]:
         """Each n-gram's largest count in any reference, and every reference's length."""
         merged: Counter = Counter()
         lengths = []

@@ -11,14 +11,13 @@ at a time with numpy (`stats_batch`), with equal rows.
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
 
 from evalproto.base.errors import SetupError
-from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, CountsEvaluator, Item
+from evalproto.metrics.evaluator import CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.native import as_rows, kernels, pure_python
 
@@ -78,12 +77,11 @@ class CHRF(CountsEvaluator):
             f"{kind}{n}_{count}"
             for kind, orders in (("char", char_order), ("word", word_order))
             for n in range(1, orders + 1) for count in ("hyp", "ref", "match"))
-        self._reference_ngrams = lru_cache(maxsize=REFERENCE_CACHE_SIZE)(self._read_references)
 
     def stats(self, refs: Sequence[str], hyp: str) -> List[int]:
         hyp_ngrams = self._ngrams(hyp)
         per_reference = []
-        for ref_ngrams in self._reference_ngrams(tuple(refs)):
+        for ref_ngrams in self.references(refs):
             stats = []
             for hyp_counts, ref_counts in zip(hyp_ngrams, ref_ngrams):
                 match = sum(min(count, ref_counts[ngram])
@@ -218,7 +216,7 @@ class CHRF(CountsEvaluator):
                        for n in range(1, self.word_order + 1)]
         return ngrams
 
-    def _read_references(self, refs: Tuple[str, ...]) -> List[Ngrams]:
+    def read_references(self, refs: Tuple[str, ...]) -> List[Ngrams]:
         return [self._ngrams(ref) for ref in refs]
 
     def f_scores(self, stats: np.ndarray) -> np.ndarray:

@@ -14,14 +14,13 @@ references are tokenized twice here as well.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from evalproto.metrics.evaluator import REFERENCE_CACHE_SIZE, Evaluator, Item
+from evalproto.metrics.evaluator import Evaluator, Item
 from evalproto.base.gcpause import paused_gc
 from evalproto.evaluators.native import as_rows, kernels, pure_python
 from evalproto.evaluators.ter_search import translation_edit_rate
@@ -54,13 +53,12 @@ class TER(Evaluator):
                                          asian_support=asian_support,
                                          case_sensitive=case_sensitive)
         self.stat_names = ("edits", "avg_ref_len")
-        self._reference_words = lru_cache(maxsize=REFERENCE_CACHE_SIZE)(self._read_references)
 
     def stats(self, refs: Sequence[str], hyp: str) -> List[float]:
         hyp_words = self._words(hyp)
         best_edits = None
         total_ref_len = 0
-        for ref_words in self._reference_words(tuple(refs)):
+        for ref_words in self.references(refs):
             edits, ref_len = translation_edit_rate(hyp_words, ref_words)
             total_ref_len += ref_len
             if best_edits is None or edits < best_edits:
@@ -69,7 +67,7 @@ class TER(Evaluator):
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """The rows by the compiled edit search, on the words of the Tercom tokenizer
-        (references tokenized twice, as in `_read_references`). With
+        (references tokenized twice, as in `read_references`). With
         EVALPROTO_PURE_PYTHON=1, the rows one by one in Python, with the cyclic
         collector paused: the edit search makes many short-lived rows, none in a
         cycle, and passes over them took a tenth of the time."""
@@ -120,7 +118,7 @@ class TER(Evaluator):
     def _words(self, text: str) -> List[str]:
         return self.tokenizer(text.rstrip()).split()
 
-    def _read_references(self, refs: Tuple[str, ...]) -> List[List[str]]:
+    def read_references(self, refs: Tuple[str, ...]) -> List[List[str]]:
         return [self._words(self.tokenizer(ref.rstrip())) for ref in refs]
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
 from evalproto import Evaluator, EvaluatorError
+from evalproto.metrics import registry
 from evalproto.sources import base as sources
 from evalproto.wire.server import serve as serve_requests
 
@@ -171,6 +172,28 @@ def test_a_batch_error_no_item_explains_is_not_swallowed():
     counting.batch_error = TypeError("a bug in the batch path")
     with pytest.raises(TypeError, match="a bug in the batch path"):
         counting.stats_many([(["r"], "fine"), (["r"], "also fine")])
+
+
+@pytest.mark.parametrize("metric", ["bleu", "chrf", "ter"])
+def test_the_base_class_reads_each_reference_set_once(metric, monkeypatch):
+    """The base class owns the reference cache: each distinct reference set is read
+    once, a with_changes copy (BLEU's sentence variant) shares the cache, and a pickled
+    copy (for another process) starts its own."""
+    evaluator = registry.from_spec(metric)
+    reads = []
+    original = evaluator.read_references
+    monkeypatch.setattr(evaluator, "read_references",
+                        lambda refs: reads.append(refs) or original(refs))
+    first, second = ("the cat sat on the mat", "a cat was on the mat"), ("it rained",)
+    for refs, hyp in [(first, "the cat"), (first, "a cat sat"), (second, "it rains"),
+                      (first, "on the mat")]:
+        evaluator.stats(refs, hyp)
+    evaluator.for_sentences().with_changes().references(first)
+    assert reads == [first, second]
+    used = registry.from_spec(metric)
+    used.stats(first, "the cat")
+    copy = pickle.loads(pickle.dumps(used))
+    assert "_reference_cache" not in vars(copy) and copy.references(first) == original(first)
 
 
 def test_the_default_batch_scores_item_by_item():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 from abc import ABC, abstractmethod
+from functools import lru_cache
 from typing import Any, ClassVar, Dict, Iterable, Iterator, Optional, Sequence, Tuple
 
 import click
@@ -61,6 +62,25 @@ class Evaluator(ABC):
     def score(self, vector: np.ndarray) -> float:
         """The metric for a summed vector of statistics (a float64 row, or a float32 row
         of a bootstrap resample; see `resample_dtype`)."""
+
+    def read_references(self, refs: Tuple[str, ...]) -> Any:
+        """What `stats` needs from one segment's references (tokens, n-gram counts),
+        computed once per distinct set: `references` caches it. A metric that
+        preprocesses its references overrides this; the default keeps them as given."""
+        return refs
+
+    def references(self, refs: Sequence[str]) -> Any:
+        """`read_references` of these references, from a cache of the last
+        REFERENCE_CACHE_SIZE sets. The base class owns the cache (one per evaluator,
+        shared by its `with_changes` copies), so that no metric wires its own."""
+        return self._references_cache()(tuple(refs))
+
+    def _references_cache(self) -> Any:
+        cached = self.__dict__.get("_reference_cache")
+        if cached is None:
+            cached = lru_cache(maxsize=REFERENCE_CACHE_SIZE)(self.read_references)
+            self._reference_cache = cached
+        return cached
 
     @property
     def score_name(self) -> str:
@@ -218,10 +238,18 @@ class Evaluator(ABC):
         return self
 
     def with_changes(self, **attributes: Any) -> Evaluator:
-        """A copy with some settings changed (reference caches shared)."""
-        changed = copy.copy(self)
-        vars(changed).update(attributes)
+        """A copy with some settings changed that leave the references' reading as it
+        is: the copy shares the reference cache."""
+        changed = copy.copy(self)  # without the cache: see __getstate__
+        vars(changed).update(attributes, _reference_cache=self._references_cache())
         return changed
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """The settings without the reference cache, which a copy in another process
+        fills again."""
+        state = dict(vars(self))
+        state.pop("_reference_cache", None)
+        return state
 
     def close(self) -> None:
         """Nothing to release in process; here so evaluators and processes are used alike."""
