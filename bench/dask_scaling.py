@@ -36,7 +36,7 @@ BLEU_EVALUATOR = str(Path(sys.executable).parent / "bleu-evaluator")  # not a PA
 def seconds(client, load) -> float:
     """Wall time of scoring one load on the cluster, as corpus-score does it."""
     paths, (flag, spec) = load[:-2], load[-2:]
-    metric = MetricSpec("metric" if flag == "-m" else "evaluator", spec)
+    metric = MetricSpec("in-process" if flag == "-m" else "command", spec)
     start = time.perf_counter()
     segments, tables = distributed_tables(client, [metric], paths[:-1], paths[-1:], None)
     analyse(tables, len(paths) - 1, Analysis())

@@ -22,7 +22,7 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     # metrics and their scores
     **{name: ("evalproto.api", name) for name in (
         "load", "Metric", "Score", "compare", "Comparison", "lm_score", "LMScore",
-        "lm_compare", "LMComparison", "bag_score", "registered_evaluators", "describe_evaluator",
+        "lm_compare", "LMComparison", "bag_stats", "bag_score", "registered_evaluators", "describe_evaluator",
         "info", "read_dataset", "score_corpus", "score_on_cluster", "reduce_stats",
         "write_stats_files", "lm_summaries", "analysis_of", "UsageProblem")},
     "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),

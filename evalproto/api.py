@@ -21,7 +21,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError, InputError, SetupError
+from evalproto.base.errors import EvalprotoError, InputError
 from evalproto.base.gcpause import paused_gc
 from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
@@ -29,7 +29,7 @@ from evalproto.metrics import registry
 from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
 from evalproto.readers import datasets, lmlogs, surprisals
 from evalproto.readers.groups import read_groups
-from evalproto.readers.statsfiles import MergedStats, MetricColumns, merge_stats, read_stats
+from evalproto.readers.statsfiles import MetricColumns, merge_stats, read_stats
 from evalproto.readers.text import STDIN, Corpus, check_inputs, read_bytes, read_corpus
 from evalproto.reports import lm as lm_reports
 from evalproto.reports.results import format_results, format_segments, result_record
@@ -37,7 +37,7 @@ from evalproto.sources import dask as cluster
 from evalproto.sources.base import StatsSource, corpus_rows
 from evalproto.sources.pool import open_source
 from evalproto.sources.process import DEFAULT_TIMEOUT
-from evalproto.sources.specs import MetricSpec
+from evalproto.sources.specs import COMMAND, IN_PROCESS, MetricSpec
 from evalproto.stats.reductions import (
     Analysis,
     Result,
@@ -46,7 +46,7 @@ from evalproto.stats.reductions import (
     segment_scores,
 )
 from evalproto.stats.resampling import DEFAULT_SEED, column_sums
-from evalproto.stats.table import StatsTable, rows_by_key
+from evalproto.stats.table import StatsTable
 
 References = Sequence[Sequence[str]]
 
@@ -68,6 +68,7 @@ class Score:
     verbose: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
+        """The score as plain data, with sacrebleu's JSON keys (`verbose_score`)."""
         return {"name": self.name, "score": self.score, "signature": self.signature,
                 "stats": dict(self.stats), "details": dict(self.details), "n": self.n,
                 "verbose_score": self.verbose}
@@ -101,10 +102,12 @@ class Metric:
 
     @property
     def stat_names(self) -> Tuple[str, ...]:
+        """The names of the statistics in each row."""
         return tuple(self.source.stat_names or ())
 
     @property
     def higher_is_better(self) -> bool:
+        """Whether a higher score is better (BLEU) or worse (TER)."""
         return self.source.higher_is_better
 
     @property
@@ -194,7 +197,7 @@ def load(spec: Optional[str] = None, /, *, command: Optional[str] = None, jobs: 
             raise TypeError(f"options go into the command itself, not {sorted(options)}")
         if not isinstance(command, str):
             raise TypeError(f"command must be a string, got {type(command).__name__}")
-        return Metric(MetricSpec("evaluator", command), jobs, timeout)
+        return Metric(MetricSpec(COMMAND, command), jobs, timeout)
     if not isinstance(spec, str):
         raise TypeError(f"a metric spec is a string such as 'bleu', got {type(spec).__name__}")
     if options:
@@ -202,7 +205,7 @@ def load(spec: Optional[str] = None, /, *, command: Optional[str] = None, jobs: 
         evaluator = registry.load(name).from_options(**options)
         spec = " ".join([spec, *(_option_words(evaluator, options))])
     registry.from_spec(spec)  # checked here, so that errors come before any work
-    return Metric(MetricSpec("metric", spec), jobs, timeout)
+    return Metric(MetricSpec(IN_PROCESS, spec), jobs, timeout)
 
 
 def _option_words(evaluator: Any, options: Mapping[str, Any]) -> List[str]:
@@ -260,7 +263,7 @@ def segment_references(hyps: Sequence[str], refs: Optional[References],
     segments = []
     for number, segment in enumerate(refs, 1):
         if isinstance(segment, (str, bytes)):
-            raise TypeError(f"refs[{number - 1}] is a {type(segment).__name__}; each entry of "
+            raise TypeError(f"refs[{number - 1}] is of type {type(segment).__name__}; each entry of "
                             f"refs is a list of references, e.g. [ref] for one")
         segments.append(list(segment))
     return segments
@@ -335,7 +338,7 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
     if corpus.tags is not None and len(corpus.tags) != len(segments):
         raise ValueError(f"groups has {len(corpus.tags)} entries for {len(segments)} segments")
     given = [metric if isinstance(metric, Metric) else None for metric in metrics]
-    specs = [MetricSpec("metric", metric) if isinstance(metric, str) else metric.spec
+    specs = [MetricSpec(IN_PROCESS, metric) if isinstance(metric, str) else metric.spec
              for metric in metrics]
     return score_corpus(corpus, specs, analysis, jobs, timeout, loaded=given)
 
@@ -392,9 +395,16 @@ def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequen
         return _reduced(tables, analysis, sentence_level, progress)
 
 
-def bag_score(bag: Any, spec: str, kind: str = "metric", timeout: Optional[float] = None) -> float:
+def bag_stats(bag: Any, spec: str, kind: str = IN_PROCESS,
+              timeout: Optional[float] = None) -> np.ndarray:
+    """The stats rows of a Dask bag of (refs, hyp) items, in the bag's order, computed
+    on the current Dask client's workers (kind "command" for a protocol command)."""
+    return cluster.bag_stats(bag, spec, kind, timeout)
+
+
+def bag_score(bag: Any, spec: str, kind: str = IN_PROCESS, timeout: Optional[float] = None) -> float:
     """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
-    total = column_sums(cluster.bag_stats(bag, spec, kind, timeout))
+    total = column_sums(bag_stats(bag, spec, kind, timeout))
     return float(cluster.remote_source(spec, kind, timeout).score_many(total[None, :])[0])
 
 
@@ -469,7 +479,7 @@ class UsageProblem(EvalprotoError):
 
 
 def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
-    if metric.kind == "metric":
+    if metric.kind == IN_PROCESS:
         return metric.spec
     command = next(commands, None)
     if command is None:
@@ -508,6 +518,7 @@ class LMScore:
     results: List[Result] = field(default_factory=list)
 
     def to_dict(self) -> List[Dict[str, Any]]:
+        """The summary, then each breakdown row (lm-score's JSON Lines)."""
         return [self.summary, *self.breakdown]
 
 
@@ -576,6 +587,10 @@ class LMComparison:
     baseline: str
     log: str
     rows: List[Dict[str, Any]]
+
+    def to_dict(self) -> List[Dict[str, Any]]:
+        """The rows as plain data (lm-compare's JSON Lines)."""
+        return [dict(row) for row in self.rows]
 
 
 def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
@@ -683,12 +698,3 @@ def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence
     if data_format == "oasst":
         return datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
     raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or oasst")
-
-
-__all__ = [
-    "Comparison", "LMComparison", "LMScore", "Metric", "Score", "UsageProblem",
-    "analysis_of", "bag_score", "compare", "count_references", "describe_evaluator",
-    "registered_evaluators", "info", "lm_compare", "lm_score", "lm_summaries", "lm_table", "load",
-    "read_dataset", "reduce_stats", "score_corpus", "score_on_cluster",
-    "segment_references", "write_stats_files", "rows_by_key", "MergedStats", "SetupError",
-]

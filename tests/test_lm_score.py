@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import evalproto
+
 from conftest import DATA, json_rows, read_lines, run_cli
 
 from evalproto.readers import lmlogs
@@ -89,6 +91,17 @@ def lm_score(*args):
 def test_human_statistics_equal_lmc_stats(lmc, logs, name):
     (ours,) = lm_score(logs[name])
     assert_same(ours, lmc_stats(lmc, logs[name]))
+
+
+def test_the_python_api_gives_lmc_stats_figures(lmc, logs):
+    (score,) = evalproto.lm_score(logs["we"])
+    assert_same(score.summary, lmc_stats(lmc, logs["we"]))
+    (raw,) = evalproto.lm_score(logs["wr"], raw=True)
+    assert_same(raw.summary, lmc_stats(lmc, logs["wr"], human=False))
+    (by_user,) = evalproto.lm_score(logs["users"], by="user")
+    assert [by_user.summary, *by_user.breakdown] == lm_score(logs["users"], "--by", "user")
+    comparison = evalproto.lm_compare(logs["wc"], logs["wc"], samples=100)
+    assert comparison.rows and all(row["p_value"] == 1.0 for row in comparison.to_dict())
 
 
 @pytest.mark.parametrize("name", [*GAMES, "users", "grep"])

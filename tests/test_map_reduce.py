@@ -218,6 +218,29 @@ def test_a_missing_shard_is_an_error_unless_partial(tmp_path, kept, missing):
     assert row["n"] == 100 and row["score"] == expected.score
 
 
+@pytest.mark.parametrize("flag, spec, kind", [("-m", "chrf", "metric"),
+                                              ("-e", "bleu-evaluator", "evaluator")])
+def test_format_1_files_are_still_read(tmp_path, flag, spec, kind):
+    """Format 1 held one metric, its fields at the top of the header, with the kinds
+    then named "metric" (in process) and "evaluator" (a command)."""
+    command = script(spec) if flag == "-e" else spec
+    files = shard(tmp_path, DE_EN_HYP, spec=command, kind=flag)
+    for path in files:
+        first, rest = Path(path).read_text().split("\n", 1)
+        header = json.loads(first.split(" ", 1)[1])
+        (metric,) = header.pop("metrics")
+        header.update(format=1, metric=metric["spec"], kind=kind, name=spec,
+                      signature=metric["signature"], stat_names=metric["stat_names"],
+                      higher_is_better=metric["higher_is_better"])
+        Path(path).write_text(f"#evalproto-stats {json.dumps(header)}\n{rest}")
+    named = ["-e", command] if flag == "-e" else []
+    result = run_cli("reduce", *named, *files, "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json_rows(result.output)[0]["score"] == whole(DE_EN_HYP, flag, command)[0]["score"]
+    if flag == "-e":
+        assert run_cli("reduce", *files).exit_code == 2  # no command named in data is run
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda h: h.pop("system"), "the header's 'system' must be the system's name, found nothing"),
     (lambda h: h.update(segments="50"), "the header's 'segments' must be a number of segments, "
@@ -225,7 +248,7 @@ def test_a_missing_shard_is_an_error_unless_partial(tmp_path, kept, missing):
     (lambda h: h.update(nrefs=None), "the header's 'nrefs' must be a number of references"),
     (lambda h: h["metrics"][0].update(stat_names=None), "'stat_names' must be a non-empty list"),
     (lambda h: h["metrics"][0].pop("signature"), "'signature' must be a signature, found nothing"),
-    (lambda h: h["metrics"][0].update(kind="shell"), "'kind' must be 'metric' or 'evaluator'"),
+    (lambda h: h["metrics"][0].update(kind="shell"), "'kind' must be 'in-process' or 'command'"),
     (lambda h: h.update(metrics=[]), "'metrics' must be a non-empty list of metrics"),
     (lambda h: h.update(ids=["1"]), "'ids' must be the first and last segment ids"),
     (lambda h: h["metrics"].__setitem__(0, "bleu"), "each of the header's 'metrics' must be"),

@@ -74,8 +74,8 @@ def test_a_string_where_the_references_belong_is_a_type_error(refs):
 
 
 @pytest.mark.parametrize("items, problem", [
-    ([(["a"], None)], "segment 1: the hypothesis is a NoneType; expected str"),
-    ([(["a"], "a"), ([1], "b")], "segment 2: a reference is a int; expected str"),
+    ([(["a"], None)], "segment 1: the hypothesis is of type NoneType; expected str"),
+    ([(["a"], "a"), ([1], "b")], "segment 2: a reference is of type int; expected str"),
     (["a b"], "segment 1: expected a \\(references, hypothesis\\) pair, got str"),
     ([(["a"], "b", "c")], "segment 1: expected a \\(references, hypothesis\\) pair"),
     ([(5, "b")], "segment 1: the references are a int; expected a list"),

@@ -40,9 +40,9 @@ def checked_item(refs: Any, hyp: Any, index: int = 0, strip: bool = True) -> Ite
         raise ValueError(f"{where}: no reference; a segment needs at least one")
     for ref in refs:
         if not isinstance(ref, str):
-            raise TypeError(f"{where}: a reference is a {type(ref).__name__}; expected str")
+            raise TypeError(f"{where}: a reference is of type {type(ref).__name__}; expected str")
     if not isinstance(hyp, str):
-        raise TypeError(f"{where}: the hypothesis is a {type(hyp).__name__}; expected str")
+        raise TypeError(f"{where}: the hypothesis is of type {type(hyp).__name__}; expected str")
     if not strip:
         return Item(refs, hyp)
     return Item(tuple(ref.strip() for ref in refs), hyp.strip())

@@ -42,7 +42,7 @@ def head_start(args: Sequence[str]) -> None:
     copies = int(jobs[-1]) if jobs and jobs[-1].isdigit() else 1
     for kind, command in option_values(args, METRIC_FLAGS):
         try:
-            argv = tuple(shlex.split(command)) if kind == "evaluator" else ()
+            argv = tuple(shlex.split(command)) if kind == "command" else ()
             for _ in range(copies if argv else 0):
                 processes.start_ahead(argv)
         except (OSError, ValueError):

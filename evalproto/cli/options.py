@@ -34,9 +34,9 @@ class MetricsCommand(click.Command):
 def metric_specs(ctx: click.Context, metrics: Sequence[str],
                  evaluators: Sequence[str]) -> List[Any]:
     """The -m and -e metrics in command-line order; `bleu` if none was named."""
-    values = {"metric": iter(metrics), "evaluator": iter(evaluators)}
+    values = {"in-process": iter(metrics), "command": iter(evaluators)}
     specs = [evalproto.MetricSpec(kind, next(values[kind])) for kind in ctx.meta["metric_order"]]
-    return specs or [evalproto.MetricSpec("metric", "bleu")]
+    return specs or [evalproto.MetricSpec("in-process", "bleu")]
 
 
 def reports_errors(command: Callable) -> Callable:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-METRIC_FLAGS = {"-m": "metric", "--metric": "metric", "-e": "evaluator", "--evaluator": "evaluator"}
+METRIC_FLAGS = {"-m": "in-process", "--metric": "in-process", "-e": "command",
+                "--evaluator": "command"}
 INPUT_FLAGS = ("-i", "--input")
 
 

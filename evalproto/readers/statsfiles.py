@@ -10,7 +10,7 @@ The format is tab-separated text, so that any tool can read it:
 The first line is `#evalproto-stats ` and one JSON object: the system's name, the
 number of references, the number of segments and the first and last segment ids, and
 `metrics`, one entry per metric: its spec and whether it runs in process (`kind`
-"metric") or as a command (`kind` "evaluator"), its signature, stat names and
+"in-process") or as a command (`kind` "command"), its signature, stat names and
 direction. The second line names the columns: `id`, then the stat names (prefixed by the
 metric's name and a dot when a file holds several metrics). Then each line is a segment
 id and its statistics, written losslessly. (pandas: `read_csv(path, sep="\\t",
@@ -37,7 +37,8 @@ from evalproto.readers.text import read_bytes, split_lines
 
 MAGIC = "#evalproto-stats "
 FORMAT_VERSION = 2
-KINDS = ("metric", "evaluator")
+KINDS = ("in-process", "command")
+FORMAT_1_KINDS = {"metric": "in-process", "evaluator": "command"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class MetricColumns:
     """One metric's part of a stats file: how to rebuild it, and its columns."""
 
     spec: str
-    kind: str  # "metric" (in process) or "evaluator" (a command)
+    kind: str  # "in-process" or "command", as MetricSpec.kind
     signature: str
     stat_names: Tuple[str, ...]
     higher_is_better: bool
@@ -111,7 +112,7 @@ def _metric(entry: Any, path: str) -> MetricColumns:
         "a non-empty list of stat names", path)
     return MetricColumns(
         _field(entry, "spec", _is_text, "a metric spec or an evaluator command", path),
-        _field(entry, "kind", lambda kind: kind in KINDS, "'metric' or 'evaluator'", path),
+        _field(entry, "kind", lambda kind: kind in KINDS, "'in-process' or 'command'", path),
         _field(entry, "signature", _is_text, "a signature", path), tuple(names),
         _field(entry, "higher_is_better", lambda value: isinstance(value, bool),
                "true or false", path))
@@ -129,7 +130,8 @@ def _header(line: str, path: str) -> Tuple[Dict[str, Any], List[MetricColumns]]:
         found = header.get("format") if isinstance(header, dict) else header
         raise InputError(f"{path}: line 1: unsupported stats file format {found!r}")
     if header["format"] == 1:  # one metric, its fields at the top
-        header = {**header, "metrics": [{**header, "spec": header.get("metric")}]}
+        header = {**header, "metrics": [{**header, "spec": header.get("metric"),
+                                         "kind": FORMAT_1_KINDS.get(header.get("kind"))}]}
     entries = _field(header, "metrics", lambda value: isinstance(value, list) and value,
                      "a non-empty list of metrics", path)
     return header, [_metric(entry, path) for entry in entries]

@@ -187,6 +187,7 @@ class Corpus:
         return counts.pop() if len(counts) == 1 else "var"
 
     def items(self, system: str) -> List[Item]:
+        """(refs, hyp) of every segment of one system, in order."""
         return list(zip(self.refs, self.systems[system]))
 
 

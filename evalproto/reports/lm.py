@@ -138,6 +138,8 @@ def comparison_rows(baseline: Optional[Result], other: Optional[Result],
 
 
 def format_comparison_text(rows: Sequence[Dict[str, Any]], baseline: str, other: str) -> str:
+    """lm-compare's rows as a text table: each rate of both logs, its change and
+    p-value, and the rates that could not be compared, with the reason."""
     lines = [f"baseline: {baseline}", f"log:      {other}", ""]
     width = max(len(row["metric"]) for row in rows) if rows else 0
     for row in rows:

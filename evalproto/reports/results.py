@@ -133,6 +133,8 @@ def format_segments(results: Sequence[SegmentScores], ids: Sequence[str], output
 
 
 def format_results(results: Sequence[Result], output_format: str, width: int = 1) -> str:
+    """Results as corpus-score prints them: a text table (`width` decimals), JSON
+    Lines or TSV."""
     if output_format == "json":
         return format_json(results)
     if output_format == "tsv":

@@ -34,7 +34,7 @@ from evalproto.readers.text import (
 )
 from evalproto.sources.base import StatsSource, corpus_rows
 from evalproto.sources.pool import contiguous_ranges
-from evalproto.sources.specs import MetricSpec
+from evalproto.sources.specs import IN_PROCESS, MetricSpec
 
 ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+:[0-9]+/?\Z", re.IGNORECASE)
 """A scheduler address as Dask takes it: tcp://host:8786, host:8786, tls://host:8786."""
@@ -237,7 +237,7 @@ def run_each(client: Any, function: Callable[..., Any], arguments: Sequence[Sequ
     return client.gather([client.submit(function, *args, pure=False) for args in arguments])
 
 
-def bag_stats(bag: Any, spec: str, kind: str = "metric",
+def bag_stats(bag: Any, spec: str, kind: str = IN_PROCESS,
               timeout: Optional[float] = None) -> np.ndarray:
     """The stats rows of a Dask bag of (refs, hyp) items, in the bag's order."""
     metric = MetricSpec(kind, spec)
@@ -245,7 +245,7 @@ def bag_stats(bag: Any, spec: str, kind: str = "metric",
     return np.concatenate(parts)
 
 
-def remote_source(spec: str, kind: str = "metric", timeout: Optional[float] = None
+def remote_source(spec: str, kind: str = IN_PROCESS, timeout: Optional[float] = None
                   ) -> RemoteSource:
     """A metric on the current Dask client's workers."""
     from dask.distributed import get_client

@@ -114,20 +114,24 @@ class EvaluatorProcess(ClosedOnExit):
 
     @property
     def stat_names(self) -> Optional[Tuple[str, ...]]:
+        """The stat names INFO declared; None if the evaluator does not answer INFO."""
         self._described()
         return self._stat_names
 
     @property
     def name(self) -> str:
+        """The name INFO declared, or the command."""
         self._described()
         return self.info["name"] if self.info else self.command
 
     @property
     def higher_is_better(self) -> bool:
+        """The direction INFO declared (higher, when it declares none)."""
         self._described()
         return bool(self.info["higher_is_better"]) if self.info else True
 
     def signature(self) -> str:
+        """The signature INFO declared, or `command:COMMAND`."""
         self._described()
         return self.info["signature"] if self.info else f"command:{self.command}"
 

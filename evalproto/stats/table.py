@@ -74,17 +74,21 @@ class StatsTable:
 
     @property
     def stat_names(self) -> Tuple[str, ...]:
+        """The names of the columns."""
         return tuple(self.metric.stat_names or ())
 
     @property
     def systems(self) -> List[str]:
+        """The systems' names, in order (the first is the baseline of paired tests)."""
         return list(self.rows)
 
     def figures(self, totals: np.ndarray) -> Dict[str, np.ndarray]:
+        """Every figure the metric reports, by name, for each row of summed statistics."""
         return figures_of(self.metric)(totals)
 
     @property
     def resample_dtype(self) -> type:
+        """The type resamples are summed in (see Evaluator.resample_dtype)."""
         return getattr(self.metric, "resample_dtype", np.float64)
 
     def _system_rows(self, system: Optional[str]) -> Tuple[str, np.ndarray]:

@@ -1,0 +1,189 @@
+"""The public Python API against sacrebleu on real text, against corpus-score, and on the
+mistakes a caller makes (a string where a list belongs, sacrebleu's layout passed as
+refs, unknown options): each is a TypeError or ValueError that says what was expected."""
+
+import inspect
+import json
+import sys
+
+import numpy as np
+import pytest
+import sacrebleu
+
+import evalproto
+from conftest import DE_EN_REFS, DATA, json_rows, read_lines, run_cli
+
+STREAMS = [read_lines(path) for path in DE_EN_REFS]
+HYPS = read_lines(str(DATA / "de-en.hyp.LT22.en"))
+OTHER = read_lines(str(DATA / "de-en.hyp.Lan-Bridge.en"))
+REFS = [list(segment) for segment in zip(*STREAMS)]
+THEIRS = {"bleu": sacrebleu.BLEU, "chrf": sacrebleu.CHRF, "ter": sacrebleu.TER}
+
+
+@pytest.mark.parametrize("spec, options", [("bleu", {}), ("bleu", {"tokenize": "intl"}),
+                                           ("bleu", {"lowercase": True, "max_ngram_order": 3}),
+                                           ("chrf", {}), ("chrf", {"word_order": 2}),
+                                           ("ter", {}), ("ter", {"normalized": True})])
+def test_corpus_scores_equal_sacrebleus_in_both_layouts(spec, options):
+    theirs = THEIRS[spec](**options).corpus_score(HYPS, STREAMS)
+    metric = evalproto.load(spec, **options)
+    for score in (metric.corpus_score(HYPS, REFS), metric.corpus_score(HYPS, ref_streams=STREAMS)):
+        assert score.score == theirs.score
+        assert str(score) == str(theirs)
+        assert score.n == len(HYPS)
+    assert score.signature.startswith("nrefs:2|")
+
+
+def test_options_as_keywords_and_as_words_are_the_same_metric():
+    by_keyword = evalproto.load("bleu", tokenize="intl", lowercase=True)
+    by_words = evalproto.load("bleu --tokenize intl -lc")
+    assert by_keyword.signature == by_words.signature
+    assert "tok:intl" in by_keyword.signature and "case:lc" in by_keyword.signature
+    assert (by_keyword.corpus_score(HYPS, REFS).score
+            == by_words.corpus_score(HYPS, REFS).score
+            == sacrebleu.BLEU(tokenize="intl", lowercase=True).corpus_score(HYPS, STREAMS).score)
+
+
+def test_bleu_details_are_sacrebleus_bleuscore_fields():
+    theirs = sacrebleu.BLEU().corpus_score(HYPS, STREAMS)
+    score = evalproto.load("bleu").corpus_score(HYPS, REFS)
+    assert score.details == {"precisions": theirs.precisions, "bp": theirs.bp,
+                             "ratio": theirs.ratio, "sys_len": theirs.sys_len,
+                             "ref_len": theirs.ref_len}
+    assert score.stats["hyp_len"] == theirs.sys_len and score.stats["ref_len"] == theirs.ref_len
+    record = json.loads(json.dumps(score.to_dict()))
+    assert record["score"] == theirs.score and record["name"] == "BLEU"
+    assert record["verbose_score"] == str(theirs).split(" ", 3)[3]
+
+
+@pytest.mark.parametrize("spec", ["bleu", "chrf", "ter"])
+def test_sentence_scores_are_sacrebleus(spec):
+    """BLEU scores a sentence with effective order, as sacrebleu's -sl does and its
+    sentence_score recommends; short segments are where it matters."""
+    theirs = THEIRS[spec](**({"effective_order": True} if spec == "bleu" else {}))
+    hyps, refs = HYPS + ["Yes.", ""], REFS + [["Yes, indeed."], ["Nothing."]]
+    expected = [theirs.sentence_score(hyp, segment).score for hyp, segment in zip(hyps, refs)]
+    scores = evalproto.load(spec).sentence_scores(hyps, refs)
+    assert isinstance(scores, np.ndarray) and scores.tolist() == expected
+
+
+def test_a_command_that_speaks_the_protocol_is_the_same_metric():
+    with evalproto.load(command="bleu-evaluator -lc") as process:
+        assert process.corpus_score(HYPS, REFS).score == \
+            evalproto.load("bleu", lowercase=True).corpus_score(HYPS, REFS).score
+        assert process.signature == evalproto.load("bleu -lc").signature
+
+
+def test_jobs_give_the_same_rows():
+    with evalproto.load("chrf", jobs=2) as pooled:
+        rows = pooled.stats_table(HYPS, REFS).rows["system"]
+    assert np.array_equal(rows, evalproto.load("chrf").stats_table(HYPS, REFS).rows["system"])
+
+
+def test_a_stats_table_reduces_as_the_corpus_score_does():
+    metric = evalproto.load("bleu")
+    table = metric.stats_table(HYPS, REFS)
+    assert table.score() == metric.corpus_score(HYPS, REFS).score
+    assert metric.score_stats(table.rows["system"]).score == table.score()
+    assert len(table.bootstrap(50)) == 50
+    mean, half_width = table.confidence_interval(100)
+    theirs = sacrebleu.BLEU().corpus_score(HYPS, STREAMS, n_bootstrap=100)
+    assert f"{mean:.1f} ± {half_width:.1f}" == f"{theirs._mean:.1f} ± {theirs._ci:.1f}"
+
+
+def test_compare_gives_corpus_scores_figures():
+    comparison = evalproto.compare({"LT22": HYPS, "Lan-Bridge": OTHER}, REFS,
+                                   metrics=["bleu", "chrf"], confidence=True, paired="bs")
+    hyp_paths = [str(DATA / "de-en.hyp.LT22.en"), str(DATA / "de-en.hyp.Lan-Bridge.en")]
+    cli = json_rows(run_cli("corpus-score", *DE_EN_REFS, "-i", *hyp_paths, "-m", "bleu",
+                            "-m", "chrf", "--paired-bs", "-f", "json").output)
+    api = comparison.to_dict()
+    keys = ["metric", "score", "mean", "ci", "p_value", "signature", "n", "stats"]
+    assert [{key: row.get(key) for key in keys} for row in api] == \
+        [{key: row.get(key) for key in keys} for row in cli]
+    assert [row["system"] for row in api] == ["LT22", "LT22", "Lan-Bridge", "Lan-Bridge"]
+    frame = comparison.to_pandas()
+    assert list(frame["system"]) == ["LT22", "LT22", "Lan-Bridge", "Lan-Bridge"]
+    assert frame["p_value"].iloc[2] == cli[2]["p_value"] and frame["baseline"].iloc[0]
+
+
+def test_compare_takes_a_list_of_systems_and_loaded_metrics():
+    bleu = evalproto.load("bleu", tokenize="intl")
+    comparison = evalproto.compare([HYPS, OTHER], ref_streams=STREAMS, metrics=[bleu])
+    assert [result.system for result in comparison.results] == ["system 1", "system 2"]
+    assert comparison.results[1].score == \
+        sacrebleu.BLEU(tokenize="intl").corpus_score(OTHER, STREAMS).score
+    assert "system 2" in str(comparison)
+
+
+def test_to_pandas_says_how_to_install_pandas(monkeypatch):
+    comparison = evalproto.compare([HYPS[:5]], REFS[:5])
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"pip install 'evalproto\[pandas\]'"):
+        comparison.to_pandas()
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda m: m.corpus_score(HYPS, "a reference"), TypeError, "one list of references per"),
+    (lambda m: m.corpus_score(HYPS, [ref[0] for ref in REFS]), TypeError,
+     r"refs\[0\] is of type str; each entry of refs is a list of references"),
+    (lambda m: m.corpus_score(HYPS, STREAMS), ValueError,
+     "refs has 2 entries but there are 150 hypotheses.*pass it as ref_streams="),
+    (lambda m: m.corpus_score(HYPS, REFS[:-1]), ValueError, "refs has 149 entries"),
+    (lambda m: m.corpus_score(HYPS, ref_streams=[STREAMS[0], STREAMS[1][:3]]), ValueError,
+     "reference stream 2 has 3 references but there are 150 hypotheses"),
+    (lambda m: m.corpus_score(HYPS, ref_streams=STREAMS[0]), TypeError,
+     "ref_streams must be a list of reference lists"),
+    (lambda m: m.corpus_score(HYPS, REFS, ref_streams=STREAMS), TypeError,
+     "give the references once"),
+    (lambda m: m.corpus_score(HYPS), TypeError, "give the references once"),
+    (lambda m: m.corpus_score("one hypothesis", [["a"]]), TypeError,
+     "hyps must be a list of hypothesis strings"),
+    (lambda m: m.corpus_score(["a", 3], [["a"], ["b"]]), TypeError, "segment 2: the hypothesis is of type int; expected str"),
+    (lambda m: m.corpus_score(["a"], [[]]), ValueError, "segment 1: no reference"),
+])
+def test_a_mistaken_call_says_what_was_expected(call, error, message):
+    with pytest.raises(error, match=message):
+        call(evalproto.load("bleu"))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: evalproto.load("bleu", nope=1), TypeError,
+     "bleu has no option 'nope'; its options are tokenize"),
+    (lambda: evalproto.load("bleu", tokenize="nope"), ValueError, "'nope' is not one of '13a'"),
+    (lambda: evalproto.load("bleu", lowercase="yes"), TypeError, "is a flag: True or False"),
+    (lambda: evalproto.load("bleu --nope"), ValueError, "No such option '--nope'"),
+    (lambda: evalproto.load("nosuch"), ValueError, "unknown evaluator 'nosuch'; registered "
+                                                   "evaluators: bleu"),
+    (lambda: evalproto.load(3), TypeError, "a metric spec is a string"),
+    (lambda: evalproto.load(), TypeError, "takes a metric spec"),
+    (lambda: evalproto.load("bleu", command="bleu-evaluator"), TypeError, "takes a metric spec"),
+    (lambda: evalproto.load(command="bleu-evaluator", lowercase=True), TypeError,
+     "options go into the command itself"),
+    (lambda: evalproto.load("bleu", jobs=0), ValueError, "jobs must be a whole number >= 1"),
+    (lambda: evalproto.compare({}, [["a"]]), ValueError, "at least one system"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], paired="bs"), ValueError,
+     "paired tests compare systems: give two or more"),
+    (lambda: evalproto.compare({"A": ["a"], "B": ["a", "b"]}, [["a"]]), ValueError,
+     "system 'B': refs has 1 entries but there are 2 hypotheses"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], groups=[["x"], ["y"]]), ValueError,
+     "groups has 2 entries for 1 segments"),
+])
+def test_a_mistaken_setup_says_what_was_expected(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_every_public_name_is_documented():
+    """Every public name, and every public method and property of a public class."""
+    undocumented = []
+    for name in evalproto.__all__:
+        value = getattr(evalproto, name)
+        if name == "__version__" or isinstance(value, (str, int, float, tuple, dict)):
+            continue
+        members = [(f"{name}.{key}", getattr(value, key)) for key, member in vars(value).items()
+                   if not key.startswith("_") and (callable(member) or isinstance(member, property))
+                   ] if inspect.isclass(value) else []
+        undocumented += [label for label, documented in [(name, value), *members]
+                         if not (inspect.getdoc(documented) or "").strip()]
+    assert undocumented == []
