@@ -24,7 +24,7 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
         "load", "Metric", "Score", "compare", "Comparison", "lm_score", "LMScore",
         "lm_compare", "LMComparison", "bag_stats", "bag_score", "registered_evaluators", "describe_evaluator",
         "info", "read_dataset", "score_corpus", "score_on_cluster", "reduce_stats",
-        "write_stats_files", "lm_summaries", "analysis_of", "UsageProblem")},
+        "write_stats_files", "lm_summaries", "LMOptions", "analysis_of", "UsageProblem")},
     "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),
     "CountsEvaluator": ("evalproto.metrics.evaluator", "CountsEvaluator"),
     "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),

@@ -6,7 +6,7 @@ read LM logs; and the file-level functions the command line is built on.
     >>> hyps = ["The cat sat on the mat.", "It rained all day."]
     >>> refs = [["The cat sat on the mat."], ["It was raining all day."]]
     >>> print(bleu.corpus_score(hyps, refs))
-    BLEU = 70.93 90.9/77.8/71.4/60.0 (BP = 1.000 ratio = 0.917 hyp_len = 11 ref_len = 12)
+    BLEU = 71.59 91.7/80.0/75.0/66.7 (BP = 0.920 ratio = 0.923 hyp_len = 12 ref_len = 13)
 
 Every figure is a reduction over stats rows (evalproto.stats); a metric is an evaluator
 run in process, a command that speaks the SCORE/EVAL protocol, or a pool of copies of
@@ -541,20 +541,34 @@ def lm_table(path: str, reranker: Optional[Reranker] = None,
                       groups=[[user] for user in stats.users], group_key="user")
 
 
-def lm_summaries(path: str, by: Optional[str] = None, confidence: int = 0,
-                 seed: Optional[int] = DEFAULT_SEED, reranker: Optional[Reranker] = None,
-                 raw: bool = False, skip_first_token: bool = False) -> LMScore:
+@dataclass(frozen=True)
+class LMOptions:
+    """What lm-score computes for each log: `by` ("user" or "sentence") adds each
+    one's figures; `confidence` bootstrap resamples over messages (sentences);
+    `reranker` fixed (alpha, beta) instead of fitted ones; `raw` the sums (lmc's
+    --no-human); `skip_first_token` leaves out each LM Zoo sentence's first token."""
+
+    by: Optional[str] = None
+    confidence: int = 0
+    seed: Optional[int] = DEFAULT_SEED
+    reranker: Optional[Reranker] = None
+    raw: bool = False
+    skip_first_token: bool = False
+
+
+def lm_summaries(path: str, options: LMOptions = LMOptions()) -> LMScore:
     """Everything lm-score reports for one log or table. The collector stays paused
     until the table is freed: its one pass over a 1M-event table's objects took 0.3 s,
     and found nothing to collect."""
     with paused_gc():
-        table = lm_table(path, reranker, skip_first_token)
-        if by is not None and by != table.group_key:
-            raise InputError(f"{path}: cannot break down by {by}; this kind of table has "
-                             f"{table.group_key}")
-        results = analyse([table], Analysis(confidence=confidence, seed=seed,
-                                            groups=by is not None))
-        records = [lm_reports.summary(result, table.metric, path, raw) for result in results]
+        table = lm_table(path, options.reranker, options.skip_first_token)
+        if options.by is not None and options.by != table.group_key:
+            raise InputError(f"{path}: cannot break down by {options.by}; this kind of table "
+                             f"has {table.group_key}")
+        results = analyse([table], Analysis(confidence=options.confidence, seed=options.seed,
+                                            groups=options.by is not None))
+        records = [lm_reports.summary(result, table.metric, path, options.raw)
+                   for result in results]
         return LMScore(path, records[0], records[1:], results)
 
 
@@ -563,21 +577,20 @@ def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
              reranker: Optional[Tuple[float, float]] = None, raw: bool = False,
              skip_first_token: bool = False, scheduler: Optional[str] = None) -> List[LMScore]:
     """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables:
-    one LMScore per log. `by` ("user" or "sentence") adds each one's figures;
-    `confidence` adds bootstrap intervals over messages (sentences); `reranker` fixes
-    (alpha, beta) instead of fitting them; `raw` gives the sums (lmc's --no-human)."""
+    one LMScore per log, with the options of LMOptions (`confidence=True` is 1000
+    resamples); with `scheduler`, each log is read on a Dask worker."""
     paths = [logs] if isinstance(logs, str) else list(logs)
     check_inputs(paths, ())
-    arguments = [(path, by, 1000 if confidence is True else int(confidence or 0), seed,
-                  Reranker(*reranker) if reranker is not None else None, raw,
-                  skip_first_token) for path in paths]
+    options = LMOptions(by, 1000 if confidence is True else int(confidence or 0), seed,
+                        Reranker(*reranker) if reranker is not None else None, raw,
+                        skip_first_token)
     if scheduler:
         if STDIN in paths:
             raise UsageProblem("with a scheduler, the workers read the files: standard "
                                "input ('-') cannot be one")
         with cluster.connect(scheduler) as client:
-            return cluster.run_each(client, lm_summaries, arguments)
-    return [lm_summaries(*args) for args in arguments]
+            return cluster.run_each(client, lm_summaries, [(path, options) for path in paths])
+    return [lm_summaries(path, options) for path in paths]
 
 
 @dataclass

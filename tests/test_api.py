@@ -187,3 +187,10 @@ def test_every_public_name_is_documented():
         undocumented += [label for label, documented in [(name, value), *members]
                          if not (inspect.getdoc(documented) or "").strip()]
     assert undocumented == []
+
+
+def test_the_modules_examples_run():
+    import doctest
+
+    import evalproto.api
+    assert doctest.testmod(evalproto.api).failed == 0
