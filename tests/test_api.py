@@ -2,6 +2,7 @@
 mistakes a caller makes (a string where a list belongs, sacrebleu's layout passed as
 refs, unknown options): each is a TypeError or ValueError that says what was expected."""
 
+import doctest
 import inspect
 import json
 import sys
@@ -11,6 +12,7 @@ import pytest
 import sacrebleu
 
 import evalproto
+import evalproto.api
 from conftest import DE_EN_REFS, DATA, json_rows, read_lines, run_cli
 
 STREAMS = [read_lines(path) for path in DE_EN_REFS]
@@ -190,7 +192,4 @@ def test_every_public_name_is_documented():
 
 
 def test_the_modules_examples_run():
-    import doctest
-
-    import evalproto.api
     assert doctest.testmod(evalproto.api).failed == 0
