@@ -1,4 +1,5 @@
-"""The compiled kernels (evalproto.evaluators._native, sources in native/); the package's
+"""The compiled kernels, sources in native/: evalproto.evaluators._native (BLEU, chrF and
+TER statistics) and evalproto.stats._resample (bootstrap draw counts). The package's
 metadata is in setup.cfg."""
 
 import sys
@@ -22,6 +23,12 @@ setup(
             depends=["native/text.hpp", "native/kernels.hpp"],
             language="c++",
             extra_compile_args=COMPILE_ARGS,
-        )
+        ),
+        Extension(
+            "evalproto.stats._resample",
+            sources=["native/resample.cpp"],
+            language="c++",
+            extra_compile_args=COMPILE_ARGS,
+        ),
     ]
 )

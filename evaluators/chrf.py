@@ -16,10 +16,11 @@ from typing import Any, Dict, Iterator, List, Sequence, Tuple
 import click
 import numpy as np
 
+from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
 from evalproto.metrics.evaluator import CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
-from evalproto.evaluators.native import as_rows, kernels, pure_python
+from evalproto.evaluators.native import as_rows, kernels
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16

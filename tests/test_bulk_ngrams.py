@@ -16,7 +16,7 @@ from evalproto.base.errors import EvaluatorError
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.chrf import CHRF
-from evalproto.evaluators.native import PURE_PYTHON_VARIABLE
+from evalproto.base.compiled import PURE_PYTHON_VARIABLE
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
            "multilingual": (MULTI_REFS, MULTI_HYP)}

@@ -32,7 +32,8 @@ from evalproto.metrics.evaluator import Evaluator, Item
 from evalproto.evaluators import ter_search
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.chrf import CHRF
-from evalproto.evaluators.native import PURE_PYTHON_VARIABLE, NativeMissingError, as_rows
+from evalproto.base.compiled import PURE_PYTHON_VARIABLE, NativeMissingError
+from evalproto.evaluators.native import as_rows
 from evalproto.evaluators.ter import TER
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),

@@ -86,6 +86,24 @@ def test_paired_bootstrap_matches_sacrebleu(pair):
     assert rows[0]["baseline"] is True and "baseline" not in rows[2]
 
 
+def test_paired_bootstrap_of_three_systems_in_one_pass_matches_sacrebleu():
+    """Every system is resampled in one pass over the same draws; sacrebleu resamples
+    each pair anew from the same seed: the same figures."""
+    refs, systems = DE_EN_REFS[:1], [DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS[1]]
+    references = [read_lines(p) for p in refs]
+    metrics = {"BLEU": SacreBLEU(references=references),
+               "chrF2": SacreCHRF(references=references)}
+    _, expected = PairedTest([(h, read_lines(h)) for h in systems], metrics, references=None,
+                             test_type="bs", n_samples=500)()
+    rows = rows_of([*refs, "-i", *systems, "-m", "bleu", "-m", "chrf", "--paired-bs",
+                    "--paired-bs-n", "500"])
+    assert len(rows) == 6
+    for row, sacre_name in zip(rows, ["BLEU", "chrF2"] * 3):
+        reference = expected[sacre_name][systems.index(row["system"])]
+        assert (row["score"], row["mean"], row["ci"], row.get("p_value")) == (
+            reference.score, reference.mean, reference.ci, reference.p_value)
+
+
 @pytest.mark.parametrize("pair", PAIRS)
 def test_approximate_randomization_matches_sacrebleu(pair):
     refs, hyps = PAIRS[pair]

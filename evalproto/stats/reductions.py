@@ -16,11 +16,12 @@ from evalproto.stats.resampling import (
     DEFAULT_SEED,
     PairedResult,
     approximate_randomization,
-    bootstrap,
     checked_total,
     confidence_interval,
     estimate_ci,
-    paired_bootstrap,
+    observed_differences,
+    paired_bootstrap_test,
+    resampled_figures,
 )
 from evalproto.stats.table import MAIN, StatsTable, group_rows, unit_rows
 
@@ -121,41 +122,43 @@ def analyse(tables: Sequence[StatsTable], analysis: Analysis,
 def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
                    progress: Progress) -> List[Result]:
     signature = f"{analysis.signature_prefix(table.nrefs)}|{table.metric.signature()}"
-    tested = getattr(table.metric, "tested", None)
+    figures = _tested(table, getattr(table.metric, "tested", None))
     baseline_name = table.systems[0]
+    units = {system: unit_rows(rows, table.units) for system, rows in table.rows.items()}
+    resampled = {}
+    if analysis.bootstrap_n:  # every system on the same resamples, in one pass
+        phase = progress.start(f"resampling: {table.label}", analysis.bootstrap_n)
+        resampled = dict(zip(units, resampled_figures(
+            list(units.values()), figures, analysis.bootstrap_n, analysis.seed,
+            table.resample_dtype, phase.advance)))
+        phase.close()
     results = []
     for system, rows in table.rows.items():
         where = f"{system}, {table.label}" + (f", {table.group_key} {group}" if group else "")
         total = checked_total(rows, table.stat_names, where)
-        values = {name: float(value[0]) for name, value in
-                  table.figures(total[None, :]).items()}
-        estimates = {name: Estimate(value) for name, value in values.items()}
-        units = unit_rows(rows, table.units)
-        baseline_units = unit_rows(table.rows[baseline_name], table.units)
+        estimates = {name: Estimate(float(value[0])) for name, value in
+                     table.figures(total[None, :]).items()}
+        compared = system != baseline_name
+        if resampled and not (analysis.paired == "bs" and compared):
+            interval = estimate_ci if analysis.paired else confidence_interval
+            for name, values in resampled[system].items():
+                estimates[name].mean, estimates[name].ci = interval(values)
         tests: Dict[str, PairedResult] = {}
-        if analysis.paired and system != baseline_name:
+        if analysis.paired == "bs" and compared:
+            tests = paired_bootstrap_test(
+                resampled[baseline_name], resampled[system],
+                observed_differences(figures, units[baseline_name], units[system]),
+                analysis.inclusive)
+        elif analysis.paired == "ar" and compared:
             phase = progress.start(f"paired test: {table.label}, {system}", analysis.paired_n)
-            if analysis.paired == "bs":
-                tests = paired_bootstrap(baseline_units, units, _tested(table, tested),
-                                         analysis.paired_n, analysis.seed, table.resample_dtype,
-                                         analysis.inclusive, phase.advance)
-            else:
-                tests = approximate_randomization(baseline_units, units, _tested(table, tested),
-                                                  analysis.paired_n, analysis.seed,
-                                                  analysis.inclusive, phase.advance)
+            tests = approximate_randomization(units[baseline_name], units[system], figures,
+                                              analysis.paired_n, analysis.seed,
+                                              analysis.inclusive, phase.advance)
             phase.close()
         for name, result in tests.items():
-            estimates[name].p_value, estimates[name].mean = result.p_value, result.mean
-            estimates[name].ci = result.ci
-        if analysis.bootstrap_n and not (analysis.paired == "bs" and system != baseline_name):
-            phase = progress.start(f"resampling: {table.label}, {system}",
-                                   analysis.bootstrap_n)
-            resampled = bootstrap(units, _tested(table, tested), analysis.bootstrap_n,
-                                  analysis.seed, table.resample_dtype, phase.advance)
-            interval = estimate_ci if analysis.paired else confidence_interval
-            for name, draws in resampled.items():
-                estimates[name].mean, estimates[name].ci = interval(draws)
-            phase.close()
+            estimates[name].p_value = result.p_value
+            if result.mean is not None:  # the paired bootstrap's interval
+                estimates[name].mean, estimates[name].ci = result.mean, result.ci
         main = estimates.get(MAIN) or next(iter(estimates.values()))
         results.append(Result(
             system=system, metric=table.label, score=main.value, signature=signature,

@@ -17,7 +17,10 @@ the same draws, unless that would take more than MAX_DRAWN row gathers: then the
 are the exact float64 ones (sacrebleu's float32 sums are rounded there, and it could
 not hold the corpus anyway). numpy continues a stream exactly across chunked calls,
 provided each chunk of boolean draws holds a multiple of 32 values, which is why
-chunks are multiples of 32 rows.
+chunks are multiples of 32 rows. The bootstrap's draws are counted by a compiled
+kernel that follows numpy's own steps (native/resample.cpp; numpy's choice and
+bincount with EVALPROTO_PURE_PYTHON=1), and every system of a table is resampled in
+one pass over the same draws, as the paired tests and sacrebleu's intervals need.
 
 A metric may give several figures (LM Challenge's rates): `Figures` maps summed
 vectors to each figure's values, and every reduction here is done figure by figure.
@@ -31,14 +34,20 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import EvalprotoError
 
 DEFAULT_SEED = 12345
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
+_MIN_RESAMPLES = 16
+"""Resamples per chunk at least, so that `counts @ rows` reads the rows once per 16."""
+_MAX_COUNTS = 2 ** 24
+"""Counts per chunk at most (128 MB), however many segments there are."""
 FLOAT32_EXACT = 2 ** 24
 """Whole numbers up to this are exact in float32."""
-MAX_DRAWN = 2 * 10 ** 8
-"""The most row gathers spent on sums in sacrebleu's draw order (see the docstring)."""
+MAX_DRAWN = 10 ** 8
+"""The most row gathers per system spent on sums in sacrebleu's draw order (see the
+docstring)."""
 
 Figures = Callable[[np.ndarray], Dict[str, np.ndarray]]
 """Each figure's values for a (k, d) array of summed statistics, as (k,) arrays."""
@@ -82,13 +91,47 @@ def _chunks(samples: int, n: int) -> Iterator[int]:
         yield min(rows, samples - start)
 
 
+def _resample_chunks(samples: int, n: int) -> Iterator[int]:
+    """Sizes of successive chunks of bootstrap resamples: about 256k counts, but at
+    least _MIN_RESAMPLES and at most _MAX_COUNTS counts (bootstrap draws continue
+    exactly across chunks of any size)."""
+    rows = max(1, min(max(_MIN_RESAMPLES, _VALUES_PER_CHUNK // max(n, 1)),
+                      _MAX_COUNTS // max(n, 1)))
+    for start in range(0, samples, rows):
+        yield min(rows, samples - start)
+
+
+_STATE_BITS = (1 << 64) - 1
+
+
+def _draw_counts(rng: np.random.Generator, counts: np.ndarray) -> None:
+    """Add to each row of `counts` (k, n) how often each segment is drawn by
+    `rng.choice(n, n)`, the rows one resample after another, leaving `rng` where
+    numpy would: by the compiled kernel when the generator is numpy's PCG64 and n is
+    in its 32-bit range, by numpy otherwise."""
+    k, n = counts.shape
+    state = rng.bit_generator.state
+    if pure_python() or state["bit_generator"] != "PCG64" or not 2 <= n < 2 ** 32:
+        for row, picks in zip(counts, rng.choice(n, size=(k, n), replace=True)):
+            row += np.bincount(picks, minlength=n)
+        return
+    position, increment = state["state"]["state"], state["state"]["inc"]
+    high, low, has_uint32, uinteger = compiled("evalproto.stats._resample").draw_counts(
+        position >> 64, position & _STATE_BITS, increment >> 64, increment & _STATE_BITS,
+        bool(state["has_uint32"]), state["uinteger"], n, counts)
+    state["state"]["state"] = (high << 64) | low
+    state["has_uint32"], state["uinteger"] = int(has_uint32), uinteger
+    rng.bit_generator.state = state
+
+
 def bootstrap_counts(n: int, samples: int, seed: Optional[int]) -> Iterator[np.ndarray]:
-    """(k, n) arrays: how often each segment is drawn in each of the next k resamples."""
+    """(k, n) float64 arrays: how often each segment is drawn in each of the next k
+    resamples, from sacrebleu's draws."""
     rng = np.random.default_rng(seed)
-    for k in _chunks(samples, n):
-        picks = rng.choice(n, size=(k, n), replace=True)
-        picks += np.arange(k)[:, None] * n
-        yield np.bincount(picks.ravel(), minlength=k * n).reshape(k, n)
+    for k in _resample_chunks(samples, n):
+        counts = np.zeros((k, n))
+        _draw_counts(rng, counts)
+        yield counts
 
 
 def _exact_in_float32(rows: np.ndarray) -> bool:
@@ -99,6 +142,19 @@ def _exact_in_float32(rows: np.ndarray) -> bool:
         len(rows) * float(np.abs(quarters).max(initial=0)) < FLOAT32_EXACT
 
 
+_PRODUCT_BLOCK = 4096
+"""Segments per block of `counts @ rows`: OpenBLAS took twice as long over a million
+segments at once as over blocks whose counts and rows stay in cache."""
+
+
+def _product(counts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """counts @ rows, summed over blocks of segments."""
+    total = counts[:, :_PRODUCT_BLOCK] @ rows[:_PRODUCT_BLOCK]
+    for start in range(_PRODUCT_BLOCK, len(rows), _PRODUCT_BLOCK):
+        total += counts[:, start:start + _PRODUCT_BLOCK] @ rows[start:start + _PRODUCT_BLOCK]
+    return total
+
+
 def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[int],
                    dtype: type = np.float64, advance: Advance = _nothing
                    ) -> Iterator[List[np.ndarray]]:
@@ -106,9 +162,10 @@ def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[i
     systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring)."""
     n = len(systems[0])
     exact = dtype == np.float64 or all(_exact_in_float32(rows) for rows in systems)
-    if exact or n * samples * len(systems) > MAX_DRAWN:
+    if exact or n * samples > MAX_DRAWN:
+        contiguous = [np.ascontiguousarray(rows, dtype=np.float64) for rows in systems]
         for counts in bootstrap_counts(n, samples, seed):
-            sums = [counts @ rows for rows in systems]
+            sums = [_product(counts, rows) for rows in contiguous]
             yield [total.astype(dtype) for total in sums] if exact else sums
             advance(len(counts))
         return
@@ -120,14 +177,23 @@ def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[i
         advance(k)
 
 
+def resampled_figures(systems: Sequence[np.ndarray], figures: Figures, samples: int,
+                      seed: Optional[int], dtype: type = np.float64,
+                      advance: Advance = _nothing) -> List[Dict[str, np.ndarray]]:
+    """Each system's figures on each of `samples` bootstrap resamples of its rows, all
+    systems drawn alike in one pass: what every interval and paired bootstrap reads."""
+    parts: List[Dict[str, List[np.ndarray]]] = [{} for _ in systems]
+    for sums in resampled_sums(systems, samples, seed, dtype, advance):
+        for part, total in zip(parts, sums):
+            for name, values in figures(total).items():
+                part.setdefault(name, []).append(values)
+    return [{name: np.concatenate(values) for name, values in part.items()} for part in parts]
+
+
 def bootstrap(rows: np.ndarray, figures: Figures, samples: int, seed: Optional[int],
               dtype: type = np.float64, advance: Advance = _nothing) -> Dict[str, np.ndarray]:
     """Each figure's value on each of `samples` bootstrap resamples of the rows."""
-    parts: Dict[str, List[np.ndarray]] = {}
-    for (sums,) in resampled_sums([rows], samples, seed, dtype, advance):
-        for name, values in figures(sums).items():
-            parts.setdefault(name, []).append(values)
-    return {name: np.concatenate(values) for name, values in parts.items()}
+    return resampled_figures([rows], figures, samples, seed, dtype, advance)[0]
 
 
 def confidence_interval(values: np.ndarray) -> Tuple[float, float]:
@@ -164,32 +230,34 @@ class PairedResult:
     ci: Optional[float] = None
 
 
-def _observed(figures: Figures, baseline: np.ndarray, system: np.ndarray) -> Dict[str, float]:
-    """Each figure's absolute difference between the two systems' corpus values."""
-    values = figures(np.stack([column_sums(baseline), column_sums(system)]))
-    return {name: abs(float(pair[0]) - float(pair[1])) for name, pair in values.items()}
-
-
 def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, figures: Figures,
                      samples: int, seed: Optional[int], dtype: type = np.float64,
                      inclusive: bool = False, advance: Advance = _nothing
                      ) -> Dict[str, PairedResult]:
     """Paired bootstrap resampling (Koehn 2004), as sacrebleu's --paired-bs: both
-    systems are scored on the same resamples; the p-value is that of the centred
-    absolute score differences exceeding the observed difference; the interval is the
-    system's, over the same resamples."""
-    parts: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {}
-    for baseline_sums, system_sums in resampled_sums([baseline, system], samples, seed, dtype,
-                                                     advance):
-        for (name, base), values in zip(figures(baseline_sums).items(),
-                                        figures(system_sums).values()):
-            parts.setdefault(name, []).append((base, values))
-    observed = _observed(figures, baseline, system)
+    systems are scored on the same resamples (see `paired_bootstrap_test`)."""
+    base_values, values = resampled_figures([baseline, system], figures, samples, seed,
+                                            dtype, advance)
+    return paired_bootstrap_test(base_values, values, observed_differences(
+        figures, baseline, system), inclusive)
+
+
+def observed_differences(figures: Figures, baseline: np.ndarray, system: np.ndarray
+                         ) -> Dict[str, float]:
+    """Each figure's absolute difference between the two systems' corpus values."""
+    values = figures(np.stack([column_sums(baseline), column_sums(system)]))
+    return {name: abs(float(pair[0]) - float(pair[1])) for name, pair in values.items()}
+
+
+def paired_bootstrap_test(baseline: Dict[str, np.ndarray], system: Dict[str, np.ndarray],
+                          observed: Dict[str, float], inclusive: bool = False
+                          ) -> Dict[str, PairedResult]:
+    """The paired bootstrap from two systems' figures on the same resamples: the
+    p-value is that of the centred absolute differences exceeding the observed
+    difference; the interval is the system's, over the same resamples."""
     results = {}
-    for name, pieces in parts.items():
-        base = np.concatenate([piece[0] for piece in pieces])
-        values = np.concatenate([piece[1] for piece in pieces])
-        differences = np.abs(values - base)
+    for name, values in system.items():
+        differences = np.abs(values - baseline[name])
         mean, ci = estimate_ci(values)
         results[name] = PairedResult(p_value(differences - differences.mean(), observed[name],
                                              inclusive), mean, ci)
@@ -213,6 +281,6 @@ def approximate_randomization(baseline: np.ndarray, system: np.ndarray, figures:
         for name, values in first.items():
             parts.setdefault(name, []).append(np.abs(values - second[name]))
         advance(k)
-    observed = _observed(figures, baseline, system)
+    observed = observed_differences(figures, baseline, system)
     return {name: PairedResult(p_value(np.concatenate(pieces), observed[name], inclusive))
             for name, pieces in parts.items()}

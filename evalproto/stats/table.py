@@ -140,7 +140,8 @@ def unit_rows(rows: np.ndarray, units: Optional[Sequence[Hashable]]) -> np.ndarr
     if units is None:
         return rows
     starts = [i for i, unit in enumerate(units) if i == 0 or unit != units[i - 1]]
-    return np.add.reduceat(rows, starts, axis=0) if starts else rows
+    with np.errstate(over="ignore"):  # an overflowing total is an error: checked_total
+        return np.add.reduceat(rows, starts, axis=0) if starts else rows
 
 
 def rows_by_key(keys: Sequence[Hashable]) -> Dict[Hashable, np.ndarray]:
