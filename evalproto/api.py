@@ -23,6 +23,7 @@ import numpy as np
 
 from evalproto.base.errors import EvalprotoError, InputError
 from evalproto.base.gcpause import paused_gc
+from evalproto.base.items import SegmentNumbers
 from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics import registry
@@ -333,7 +334,7 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
             raise type(exc)(f"system {name!r}: {exc}") from None
     analysis = analysis_of(confidence, paired, paired_n, seed, len(named))
     corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
-                    [str(i) for i in range(1, len(segments) + 1)],
+                    SegmentNumbers(len(segments)),
                     [list(tags) for tags in groups] if groups is not None else None)
     if corpus.tags is not None and len(corpus.tags) != len(segments):
         raise ValueError(f"groups has {len(corpus.tags)} entries for {len(segments)} segments")
@@ -388,7 +389,7 @@ def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequen
     address, or local[:N]); the figures are the local run's."""
     with cluster.connect(scheduler) as client:
         segments, computed = cluster.cluster_rows(client, specs, ref_paths, hyp_paths, timeout)
-        ids = [str(i) for i in range(1, segments + 1)]
+        ids = SegmentNumbers(segments)
         tags = read_groups(groups, ids) if groups else None
         tables = [StatsTable(spec.spec, source, rows, ids, tags, nrefs=len(ref_paths))
                   for spec, (source, rows) in zip(specs, computed)]
@@ -434,7 +435,7 @@ def write_stats_files(corpus_refs: Corpus, specs: Sequence[MetricSpec], system: 
         columns = [MetricColumns(spec.spec, spec.kind, source.signature(),
                                  tuple(source.stat_names or ()), source.higher_is_better)
                    for spec, (source, _) in zip(specs, pairs)]
-    ids = [str(first_id + i) for i in range(segments)]
+    ids = SegmentNumbers(segments, first_id)
     return columns, ids, [rows for _, rows in pairs]
 
 

@@ -115,14 +115,16 @@ class BLEU(CountsEvaluator):
         if not pure_python():
             tokenizer = self.tokenizer.signature()
             in_python = tokenizer not in ("13a", "none", "char")
+            hyps, refs = [hyp for _, hyp in items], [refs for refs, _ in items]
+            if self.lowercase or in_python:
+                def prepare(text: str) -> str:
+                    text = text.lower() if self.lowercase else text
+                    return self.tokenizer(text.rstrip()) if in_python else text
 
-            def prepare(text: str) -> str:
-                text = text.lower() if self.lowercase else text
-                return self.tokenizer(text.rstrip()) if in_python else text
-
-            rows = kernels().bleu_rows([prepare(hyp) for _, hyp in items],
-                                       [[prepare(ref) for ref in refs] for refs, _ in items],
-                                       self.max_order, "none" if in_python else tokenizer)
+                hyps, refs = [prepare(hyp) for hyp in hyps], [
+                    [prepare(ref) for ref in segment] for segment in refs]
+            rows = kernels().bleu_rows(hyps, refs, self.max_order,
+                                       "none" if in_python else tokenizer)
             return as_rows(rows, len(self.stat_names))
         references = References.of(items)
         hyps = len(items)

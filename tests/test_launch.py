@@ -25,11 +25,11 @@ def waiting(command):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["-e", "a b", "-m", "bleu"], [("evaluator", "a b"), ("metric", "bleu")]),
+    (["-e", "a b", "-m", "bleu"], [("command", "a b"), ("in-process", "bleu")]),
     (["-ea b", "--metric=chrf", "--evaluator", "c"],
-     [("evaluator", "a b"), ("metric", "chrf"), ("evaluator", "c")]),
-    (["--evaluator=x", "--", "-e", "y"], [("evaluator", "x")]),
-    (["-sl", "-ci", "--ref-field", "f", "-e"], [("evaluator", "")]),
+     [("command", "a b"), ("in-process", "chrf"), ("command", "c")]),
+    (["--evaluator=x", "--", "-e", "y"], [("command", "x")]),
+    (["-sl", "-ci", "--ref-field", "f", "-e"], [("command", "")]),
 ])
 def test_option_values_reads_every_spelling_in_order(args, expected):
     assert option_values(args, METRIC_FLAGS) == expected

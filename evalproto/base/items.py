@@ -10,7 +10,8 @@ what this rule drops.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, NamedTuple, Sequence, Tuple
+import operator
+from typing import Any, Iterable, Iterator, List, NamedTuple, Sequence, Tuple, Union, overload
 
 
 class Item(NamedTuple):
@@ -48,16 +49,71 @@ def checked_item(refs: Any, hyp: Any, index: int = 0, strip: bool = True) -> Ite
     return Item(tuple(ref.strip() for ref in refs), hyp.strip())
 
 
+_PAIRS = (tuple, list, Item)
+_new_item = tuple.__new__
+
+
 def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
-    """Every (refs, hyp) pair of `items` as `checked_item` makes it."""
+    """Every (refs, hyp) pair of `items` as `checked_item` makes it. The usual items (a
+    pair of a list or tuple of str and a str) take a short way, which matters on
+    millions of segments; anything else takes checked_item's, which explains what is
+    wrong."""
     checked = []
+    append = checked.append
     for index, item in enumerate(items):
-        if isinstance(item, (str, bytes)) or not _is_pair(item):
+        if type(item) in _PAIRS and len(item) == 2:
+            refs, hyp = item
+            if (type(hyp) is str and type(refs) in _PAIRS and refs
+                    and all(type(ref) is str for ref in refs)):
+                if strip:
+                    append(_new_item(Item, (tuple([ref.strip() for ref in refs]), hyp.strip())))
+                else:
+                    append(_new_item(Item, (tuple(refs), hyp)))
+                continue
+        elif isinstance(item, (str, bytes)) or not _is_pair(item):
             raise TypeError(f"segment {index + 1}: expected a (references, hypothesis) pair, "
                             f"got {type(item).__name__}")
-        checked.append(checked_item(item[0], item[1], index, strip))
+        append(checked_item(item[0], item[1], index, strip))
     return checked
 
 
 def _is_pair(item: Any) -> bool:
     return isinstance(item, Sequence) and len(item) == 2
+
+
+class SegmentNumbers(Sequence[str]):
+    """The ids of segments numbered `first`, `first + 1`, ... (a text corpus's line
+    numbers), as str, made when they are read: a million of them as a list would take
+    tens of megabytes."""
+
+    def __init__(self, count: int, first: int = 1) -> None:
+        self._numbers = range(first, first + count)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> List[str]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[str, List[str]]:
+        if isinstance(index, slice):
+            return [str(number) for number in self._numbers[index]]
+        return str(self._numbers[operator.index(index)])
+
+    def __iter__(self) -> Iterator[str]:
+        return map(str, self._numbers)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SegmentNumbers):
+            return self._numbers == other._numbers
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<segments {self._numbers.start}..{self._numbers.stop - 1}>"

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import gzip
 import io
+import operator
+import os
+import stat
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 import msgspec
 import numpy as np
 
 from evalproto.base.errors import InputError
-from evalproto.base.items import Item
+from evalproto.base.items import SegmentNumbers
 
 STDIN = "-"
 
@@ -109,20 +112,140 @@ def is_plain(path: str, data: bytes) -> bool:
     return path != STDIN and not path.endswith(".gz") and data[:2] != GZIP_MAGIC
 
 
+def _decoded(path: str, data: Union[bytes, memoryview], first_line: int = 0,
+             offset: int = 0, whole: Optional[bytes] = None) -> str:
+    """`data` as text; invalid UTF-8 is an InputError naming the line, counted from
+    `first_line` (0-based) at byte `offset` of `whole` (data itself by default)."""
+    try:
+        return str(data, "utf-8")
+    except UnicodeDecodeError as exc:
+        source = whole if whole is not None else bytes(data)
+        line = first_line + source.count(b"\n", 0, offset + exc.start) + 1
+        raise InputError(
+            f"{path}: line {line}: invalid UTF-8 (byte 0x{source[offset + exc.start]:02x}); "
+            f"expected UTF-8 text") from None
+
+
 def split_lines(path: str, data: bytes, first_line: int = 0) -> List[str]:
     """The lines in `data` without line ends or trailing whitespace; `data` is the part
     of `path` that starts at line `first_line` (0-based), which errors name."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = first_line + data.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"{path}: line {line}: invalid UTF-8 (byte 0x{data[exc.start]:02x}); "
-            f"expected UTF-8 text") from None
-    lines = text.split("\n")
+    lines = _decoded(path, data, first_line).split("\n")
     if lines[-1] == "":
         lines.pop()
     return [line.rstrip() for line in lines]
+
+
+_CHECKED_BYTES = 1 << 24
+_ITERATED_LINES = 10_000
+
+
+def _identity(status: os.stat_result) -> Tuple[int, int, int, int]:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
+class Lines(Sequence[str]):
+    """The lines of one text file as read_lines gives them, kept as the offsets of its
+    line ends and, unless the file is a plain file on disk (`on_disk`, its stat when
+    `data` was read), its UTF-8 bytes: a million lines take 8 MB (and the file's size
+    for stdin and .gz), where a list of str takes several times the file. The UTF-8
+    is checked once, whole; lines are read and decoded a slice at a time, and a file
+    that changes in between is an error."""
+
+    def __init__(self, path: str, data: bytes, on_disk: Optional[os.stat_result] = None
+                 ) -> None:
+        self.path = path
+        self._data: Optional[bytes] = None if on_disk else data
+        self._on_disk = on_disk
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+        if data and not data.endswith(b"\n"):
+            ends = np.append(ends, len(data))
+        self._ends = ends
+        view = memoryview(data)
+        start = 0
+        while start < len(data):  # in blocks that end at a line end, not inside a character
+            stop = data.find(b"\n", start + _CHECKED_BYTES)
+            stop = len(data) if stop < 0 else stop + 1
+            _decoded(path, view[start:stop], 0, start, data)
+            start = stop
+
+    def _bytes(self, begin: int, end: int) -> bytes:
+        if self._data is not None:
+            return self._data[begin:end]
+        with open(self.path, "rb") as stream:
+            data = os.pread(stream.fileno(), end - begin, begin)
+            if _identity(os.fstat(stream.fileno())) != _identity(self._on_disk) \
+                    or len(data) != end - begin:
+                raise InputError(f"{self.path}: the file changed while evalproto was reading "
+                                 f"it; score it again once it is written")
+        return data
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _begin(self, line: int) -> int:
+        return int(self._ends[line - 1]) + 1 if line else 0
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> List[str]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[str, List[str]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return [self[line] for line in range(start, stop, step)]
+            if start >= stop:
+                return []
+            text = str(self._bytes(self._begin(start), int(self._ends[stop - 1])), "utf-8")
+            return [line.rstrip() for line in text.split("\n")]
+        line = operator.index(index)
+        if line < 0:
+            line += len(self)
+        if not 0 <= line < len(self):
+            raise IndexError(f"{self.path} has {len(self)} lines, not {index}")
+        return str(self._bytes(self._begin(line), int(self._ends[line])), "utf-8").rstrip()
+
+    def __iter__(self) -> Iterator[str]:
+        for start in range(0, len(self), _ITERATED_LINES):
+            yield from self[start:start + _ITERATED_LINES]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Lines, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<Lines of {self.path}: {len(self)}>"
+
+
+class SegmentReferences(Sequence[List[str]]):
+    """Each segment's references, from one column of lines per reference file, read a
+    slice at a time as the lines are."""
+
+    def __init__(self, columns: Sequence[Sequence[str]]) -> None:
+        self.columns = list(columns)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    @overload
+    def __getitem__(self, index: int) -> List[str]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> List[List[str]]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[List[str], List[List[str]]]:
+        if isinstance(index, slice):
+            return [list(segment) for segment in zip(*(column[index] for column in self.columns))]
+        return [column[index] for column in self.columns]
+
+    def __iter__(self) -> Iterator[List[str]]:
+        for start in range(0, len(self), _ITERATED_LINES):
+            yield from self[start:start + _ITERATED_LINES]
 
 
 def read_lines(path: str) -> List[str]:
@@ -175,20 +298,18 @@ class Corpus:
     """References per segment, the hypotheses of one or more systems, segment ids, and
     each segment's tags when the data has them."""
 
-    refs: List[List[str]]
-    systems: Dict[str, List[str]]
-    ids: List[str]
+    refs: Sequence[List[str]]
+    systems: Dict[str, Sequence[str]]
+    ids: Sequence[str]
     tags: Optional[List[List[str]]] = None
 
     @property
     def nrefs(self) -> int | str:
         """References per segment, or "var" when it varies, as sacrebleu writes it."""
+        if isinstance(self.refs, SegmentReferences):
+            return len(self.refs.columns)
         counts = {len(segment) for segment in self.refs}
         return counts.pop() if len(counts) == 1 else "var"
-
-    def items(self, system: str) -> List[Item]:
-        """(refs, hyp) of every segment of one system, in order."""
-        return list(zip(self.refs, self.systems[system]))
 
 
 def check_inputs(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> None:
@@ -215,16 +336,30 @@ def check_line_counts(ref_paths: Sequence[str], hyp_paths: Sequence[str],
                 f"every file needs one line per segment")
 
 
+def _lines_of(path: str) -> Lines:
+    """A file's Lines, read from disk again when needed if it is a plain file that
+    did not change while it was read whole."""
+    try:
+        before = os.stat(path) if path != STDIN else None
+    except (OSError, ValueError):
+        before = None  # read_bytes says what is wrong
+    data = read_bytes(path)
+    plain = before is not None and stat.S_ISREG(before.st_mode) and is_plain(path, data)
+    if plain and _identity(os.stat(path)) == _identity(before):
+        return Lines(path, data, before)
+    return Lines(path, data)
+
+
 def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> Corpus:
     """Read reference files and hypothesis files, checking they align line by line."""
     check_inputs(ref_paths, hyp_paths)
     columns = {}
     for path in [*ref_paths, *hyp_paths]:
-        lines = read_lines(path)
+        lines = _lines_of(path)
         if not lines:
             raise empty_file(path)
         columns[path] = lines
     check_line_counts(ref_paths, hyp_paths, {path: len(lines) for path, lines in columns.items()})
-    refs = [list(segment) for segment in zip(*(columns[path] for path in ref_paths))]
+    refs = SegmentReferences([columns[path] for path in ref_paths])
     return Corpus(refs, {path: columns[path] for path in hyp_paths},
-                  [str(line) for line in range(1, len(refs) + 1)])
+                  SegmentNumbers(len(refs)))

@@ -39,25 +39,35 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
                 ) -> Dict[str, np.ndarray]:
     """Every system's rows from one source. Items go segment by segment across the
     systems, so an evaluator's reference cache is hit by each system in turn, and in
-    chunks, so that progress moves. A failure on one item is reported as the segment
-    (numbered from `first_segment`) of the system it came from."""
+    chunks, so that progress moves and only a chunk's texts are decoded at a time. A
+    failure on one item is reported as the segment (numbered from `first_segment`) of
+    the system it came from."""
     names = list(systems)
-    items = [(segment_refs, systems[name][i])
-             for i, segment_refs in enumerate(refs) for name in names]
-    phase = progress.start(f"scoring {label}".strip(), len(items))
-    parts = []
-    for start in range(0, len(items), CHUNK_ITEMS):
+    segments = len(refs)
+    phase = progress.start(f"scoring {label}".strip(), segments * len(names))
+    per_chunk = max(1, CHUNK_ITEMS // max(len(names), 1))
+    found: Dict[str, np.ndarray] = {}
+    for start in range(0, segments, per_chunk):
+        stop = min(start + per_chunk, segments)
+        columns = [systems[name][start:stop] for name in names]
+        items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs[start:stop])
+                 for column in columns]
         try:
-            chunk = items[start:start + CHUNK_ITEMS]
-            parts.append(source.stats_many(chunk) if strip else source.stats_many(chunk, strip))
+            rows = source.stats_many(items) if strip else source.stats_many(items, strip)
         except EvalprotoError as exc:
             if exc.item is None:
                 raise
-            segment, system = divmod(start + exc.item, len(names))
-            raise exc.at(f"segment {first_segment + segment} of {names[system]}") from None
-        phase.advance(len(parts[-1]))
+            segment, system = divmod(exc.item, len(names))
+            raise exc.at(f"segment {first_segment + start + segment} of {names[system]}"
+                         ) from None
+        rows = rows.reshape(stop - start, len(names), -1)
+        if not found:
+            found = {name: np.empty((segments, rows.shape[2])) for name in names}
+        for j, name in enumerate(names):
+            found[name][start:stop] = rows[:, j, :]
+        phase.advance(len(items))
     phase.close()
-    width = len(source.stat_names or ())
-    rows = np.concatenate(parts) if parts else np.zeros((0, width))
-    rows = rows.reshape(len(refs), len(names), rows.shape[1])
-    return {name: np.ascontiguousarray(rows[:, j, :]) for j, name in enumerate(names)}
+    if not found:
+        width = len(source.stat_names or ())
+        return {name: np.zeros((0, width)) for name in names}
+    return found

@@ -14,6 +14,7 @@ from typing import Any, Dict, Hashable, List, Optional, Protocol, Sequence, Tupl
 
 import numpy as np
 
+from evalproto.base.items import SegmentNumbers
 from evalproto.stats.resampling import (
     DEFAULT_SEED,
     Figures,
@@ -62,7 +63,7 @@ class StatsTable:
     label: str
     metric: Scorer
     rows: Dict[str, np.ndarray]
-    ids: List[str] = field(default_factory=list)
+    ids: Sequence[str] = field(default_factory=list)
     groups: Optional[List[List[str]]] = None
     units: Optional[Sequence[Hashable]] = None
     nrefs: Any = None
@@ -70,7 +71,7 @@ class StatsTable:
 
     def __post_init__(self) -> None:
         if not self.ids and self.rows:
-            self.ids = [str(i) for i in range(1, len(next(iter(self.rows.values()))) + 1)]
+            self.ids = SegmentNumbers(len(next(iter(self.rows.values()))))
 
     @property
     def stat_names(self) -> Tuple[str, ...]:
