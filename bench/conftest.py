@@ -12,6 +12,8 @@ def pytest_addoption(parser):
                      help="score real files instead: DIR holds ref.* files and one hyp file")
     parser.addoption("--lm-events", default="1000000",
                      help="events in the synthetic LM Challenge log (default 1,000,000)")
+    parser.addoption("--scale", default="100000,1000000",
+                     help="segments of the --paired-bs scale runs, comma-separated")
 
 
 @pytest.fixture(scope="session")

@@ -71,3 +71,34 @@ def make_nbest(directory: Path, references: int = 300, per_reference: int = 60, 
     (directory / "ref").write_text("\n".join(refs) + "\n")
     (directory / "hyp").write_text("\n".join(hyps) + "\n")
     return str(directory / "ref"), str(directory / "hyp")
+
+
+def make_systems(directory: Path, segments: int, systems: int = 5, seed: int = 4
+                 ) -> tuple[str, list[str]]:
+    """One reference and `systems` hypothesis files of `segments` lines of 5-40 words,
+    each system a copy of the reference with a larger share of its words replaced.
+    Written a line at a time from arrays of word ids (a million lines of five systems
+    in well under a minute); returns (reference path, system paths)."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    words = np.array([f"w{rank}" for rank in range(VOCABULARY + 1)], dtype=object)
+    lengths = rng.integers(5, 41, size=segments)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    reference = (rng.zipf(1.2, size=int(ends[-1])) - 1) % VOCABULARY + 1
+
+    def write(path: Path, ids: np.ndarray) -> str:
+        tokens = words[ids]
+        with open(path, "w", encoding="utf-8") as stream:
+            for start, end in zip(starts.tolist(), ends.tolist()):
+                stream.write(" ".join(tokens[start:end]) + "\n")
+        return str(path)
+
+    ref_path = write(directory / "ref", reference)
+    paths = []
+    for number in range(systems):
+        ids = reference.copy()
+        replaced = rng.random(len(ids)) < 0.25 + 0.05 * number
+        ids[replaced] = (rng.zipf(1.2, size=int(replaced.sum())) - 1) % VOCABULARY + 1
+        paths.append(write(directory / f"system{number + 1}", ids))
+    return ref_path, paths
