@@ -54,14 +54,18 @@ def test_external_evaluator_gives_the_in_process_numbers():
     assert external[0]["signature"] == in_process[0]["signature"]
 
 
-def test_text_table_shows_scores_and_signatures():
+def test_text_table_shows_scores_details_and_signatures():
     result = run_cli("corpus-score", *DE_EN_REFS, "-i", DE_EN_HYP, "-i", DE_EN_HYP2, "-w", "2")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split() == ["System", "bleu"]
     assert lines[1].split() == [DE_EN_HYP, f"{sacrebleu_score(DE_EN_HYP):.2f}"]
     assert lines[2].split() == [DE_EN_HYP2, f"{sacrebleu_score(DE_EN_HYP2):.2f}"]
-    assert lines[4].startswith("bleu: nrefs:2|case:mixed|")
+    for line, hyp_path in zip(lines[4:6], [DE_EN_HYP, DE_EN_HYP2]):  # sacrebleu's BLEU line
+        sacre = SacreBLEU().corpus_score(read_lines(hyp_path),
+                                         [read_lines(path) for path in DE_EN_REFS])
+        assert line.split(None, 2) == [hyp_path, "bleu", sacre.format(width=2)]
+    assert lines[7].startswith("bleu: nrefs:2|case:mixed|")
 
 
 def test_tsv_has_a_header_and_one_row_per_result():

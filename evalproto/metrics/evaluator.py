@@ -52,6 +52,11 @@ class Evaluator(ABC):
     sums them in float32, so its metrics (BLEU, chrF, TER) ask for float32 to give its
     confidence intervals and p-values to the bit; `score` must then accept float32
     scalars and compute with them as sacrebleu does."""
+    extra_decimals: int = 0
+    """Decimals that reports show beyond what `-w` asks of a percentage: 0 for a score
+    on a 0-100 scale (BLEU, TER), 2 for a fraction (WER), so that `-w 1` shows 0.609
+    where a percentage would show 60.9, and two systems that differ at that detail
+    never print the same."""
 
     @abstractmethod
     def stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]:
@@ -92,13 +97,16 @@ class Evaluator(ABC):
         return (cls.__doc__ or "").strip().split("\n")[0]
 
     def info(self) -> Dict[str, Any]:
-        """The INFO reply: what a client needs to check and label our replies."""
+        """The INFO reply: what a client needs to check and label our replies, and to
+        show our scores as in process (their name, their decimals)."""
         return {
             "name": self.name,
             "stats": list(self.stat_names),
             "higher_is_better": self.higher_is_better,
             "signature": self.signature(),
             "protocol": PROTOCOL_VERSION,
+            "score_name": self.score_name,
+            "extra_decimals": self.extra_decimals,
         }
 
     # -- what a row can be ------------------------------------------------------------

@@ -83,7 +83,9 @@ class Estimate:
 class Result:
     """One metric's figures for one system, over the corpus or over one group. `score`,
     `mean`, `ci` and `p_value` are the main figure's; `figures` holds every figure of
-    a metric with several (LM Challenge's rates)."""
+    a metric with several (LM Challenge's rates). `name` is the score's name and
+    `verbose` what sacrebleu prints after it (BLEU's precisions); `extra_decimals` what
+    the text shows beyond a percentage's decimals (see Evaluator.extra_decimals)."""
 
     system: str
     metric: str
@@ -100,6 +102,9 @@ class Result:
     baseline: bool = False
     figures: Dict[str, Estimate] = field(default_factory=dict)
     group_key: str = "group"
+    name: str = ""
+    verbose: str = ""
+    extra_decimals: int = 0
 
 
 def analyse(tables: Sequence[StatsTable], analysis: Analysis,
@@ -163,7 +168,8 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
             higher_is_better=table.metric.higher_is_better, group=group, mean=main.mean,
             ci=main.ci, p_value=main.p_value,
             baseline=bool(analysis.paired) and system == baseline_name,
-            figures=estimates, group_key=table.group_key))
+            figures=estimates, group_key=table.group_key, name=table.score_name,
+            verbose=table.verbose_score(total), extra_decimals=table.extra_decimals))
     return results
 
 
@@ -184,6 +190,7 @@ class SegmentScores:
     metric: str
     signature: str
     scores: np.ndarray
+    extra_decimals: int = 0
 
 
 def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
@@ -195,5 +202,6 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
         signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
         for system, rows in table.rows.items():
             results.append(SegmentScores(system, table.label, signature,
-                                         np.asarray(scorer.score_many(rows))))
+                                         np.asarray(scorer.score_many(rows)),
+                                         table.extra_decimals))
     return results
