@@ -15,13 +15,20 @@ either, all with the same interface.
 
 from __future__ import annotations
 
+import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError, InputError, SetupError
+from evalproto.base.errors import (
+    EvalprotoError,
+    InputError,
+    InputWarning,
+    SetupError,
+    UsageProblem,
+)
 from evalproto.base.gcpause import paused_gc
 from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
@@ -30,7 +37,14 @@ from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
 from evalproto.readers import datasets, lmlogs, surprisals
 from evalproto.readers.groups import read_groups
 from evalproto.readers.statsfiles import MergedStats, MetricColumns, merge_stats, read_stats
-from evalproto.readers.text import STDIN, Corpus, check_inputs, read_bytes, read_corpus
+from evalproto.readers.text import (
+    STDIN,
+    Corpus,
+    check_inputs,
+    looks_like_json_lines,
+    read_bytes,
+    read_corpus,
+)
 from evalproto.reports import lm as lm_reports
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources import dask as cluster
@@ -46,7 +60,7 @@ from evalproto.stats.reductions import (
     segment_scores,
 )
 from evalproto.stats.resampling import DEFAULT_SEED, column_sums
-from evalproto.stats.table import StatsTable, rows_by_key
+from evalproto.stats.table import StatsTable, rows_by_key, score_name
 
 References = Sequence[Sequence[str]]
 
@@ -97,7 +111,7 @@ class Metric:
     @property
     def name(self) -> str:
         """The score's name, as sacrebleu names it (BLEU, chrF2, TER)."""
-        return getattr(self.source, "score_name", None) or getattr(self.source, "name", self.label)
+        return score_name(self.source, self.label)
 
     @property
     def stat_names(self) -> Tuple[str, ...]:
@@ -136,7 +150,7 @@ class Metric:
         each as long as `hyps`) goes by keyword, as `ref_streams`."""
         table = self.stats_table(hyps, refs, ref_streams=ref_streams)
         (result,) = analyse([table], Analysis())
-        return self._score(result, table.nrefs)
+        return self._score(result)
 
     def sentence_scores(self, hyps: Sequence[str], refs: Optional[References] = None, *,
                         ref_streams: Optional[References] = None) -> np.ndarray:
@@ -151,16 +165,20 @@ class Metric:
         as sacrebleu sums them."""
         table = StatsTable(self.label, self.source, {"system": np.asarray(rows)})
         (result,) = analyse([table], Analysis())
-        return self._score(result, None)
+        return self._score(result)
 
-    def _score(self, result: Result, nrefs: Any) -> Score:
+    def _score(self, result: Result) -> Score:
         total = result.stats
         details = getattr(self.source, "details", None)
-        verbose = getattr(self.source, "verbose_score", None)
-        return Score(self.name, result.score, result.signature,
+        return Score(result.name, result.score, result.signature,
                      {name: json_number(value) for name, value in zip(result.stat_names, total)},
-                     details(total) if details else {}, result.n,
-                     verbose(total) if verbose else "")
+                     details(total) if details else {}, result.n, result.verbose)
+
+    def input_warnings(self, hyps: Sequence[str]) -> List[str]:
+        """What looks wrong with a whole system's hypotheses for this metric (BLEU:
+        sacrebleu's check for text that was not detokenized), in words; nothing for an
+        evaluator command, which cannot say."""
+        return input_warnings(self.source, hyps)
 
     def close(self) -> None:
         """Stop the evaluator processes this metric started, checking that they ended
@@ -266,6 +284,12 @@ def segment_references(hyps: Sequence[str], refs: Optional[References],
     return segments
 
 
+def input_warnings(source: StatsSource, hyps: Sequence[str]) -> List[str]:
+    """A source's warnings about a system's hypotheses (see Evaluator.input_warnings)."""
+    check = getattr(source, "input_warnings", None)
+    return list(check(hyps)) if check is not None else []
+
+
 def count_references(refs: References) -> Union[int, str]:
     """References per segment, or "var" when it varies, as sacrebleu writes it."""
     counts = {len(segment) for segment in refs}
@@ -364,6 +388,9 @@ def score_corpus(corpus: Corpus, specs: Sequence[MetricSpec], analysis: Analysis
         for number, spec in enumerate(specs):
             metric = loaded[number] if loaded and loaded[number] is not None else None
             source = metric.source if metric else open_source(spec, stack, timeout, jobs)
+            for system, hyps in corpus.systems.items():
+                for warning in input_warnings(source, hyps):
+                    warnings.warn(f"{system}: {spec.spec}: {warning}", InputWarning)
             rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=spec.spec)
             tables.append(StatsTable(spec.spec, source, rows, corpus.ids, corpus.tags,
                                      nrefs=corpus.nrefs))
@@ -461,11 +488,6 @@ def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Anal
             raise UsageProblem(f"-e {extra[0]!r}: the stats files hold no other metric "
                                f"written by a command")
         return Comparison(analyse(tables, analysis, progress), ids=merged.ids)
-
-
-class UsageProblem(EvalprotoError):
-    """A call that asks for something impossible with these inputs (the command line
-    reports it as a usage error)."""
 
 
 def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
@@ -664,17 +686,43 @@ def describe_evaluator(name: str) -> str:
     return registry.describe(name)
 
 
+def evaluator_name(spec: str) -> str:
+    """The evaluator a spec names: "bleu" for "bleu --tokenize intl". A spec that
+    cannot be parsed is a SpecError."""
+    return registry.spec_words(spec)[0]
+
+
+def with_options(spec: str, options: Sequence[Tuple[str, Optional[str], str]]) -> str:
+    """The spec with more of its evaluator's options, each given as (option, value or
+    None for a flag, how the caller was told it: "-tok zh"), checked: an unknown
+    evaluator or option, or an option the spec sets to something else, is a SpecError
+    (a UsageProblem) that names both. `with_options(spec, [])` checks a spec's options
+    without building its evaluator."""
+    return registry.with_options(spec, options)
+
+
 def info(spec: str) -> Dict[str, Any]:
     """The INFO JSON of an evaluator spec, e.g. "bleu --tokenize intl"."""
     return registry.from_spec(spec).info()
 
 
 def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
-                 ref_field: str = "answer", hyp_field: str = "pred") -> Corpus:
+                 ref_field: str = "answer", hyp_field: str = "pred",
+                 progress: Progress = QUIET) -> Corpus:
     """A corpus from text files (references first), or a JSON Lines dataset with its
-    prediction files (`dynabench`, `oasst`)."""
+    prediction files (`dynabench`, `oasst`). A text file whose every line is a JSON
+    object is read as text, as asked, with an InputWarning that names the option."""
     if data_format == "text":
-        return read_corpus(ref_paths, hyp_paths)
+        corpus = read_corpus(ref_paths, hyp_paths, progress)
+        columns = {**{path: [segment[number] for segment in corpus.refs]
+                      for number, path in enumerate(ref_paths)}, **corpus.systems}
+        for path, lines in columns.items():
+            if looks_like_json_lines(lines):
+                warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
+                              f"plain text, one segment per line: if it is a dataset or "
+                              f"predictions, give its format with --data-format (dynabench "
+                              f"or oasst)", InputWarning)
+        return corpus
     if len(ref_paths) != 1:
         raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
                            f"prediction files")
@@ -688,7 +736,7 @@ def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence
 __all__ = [
     "Comparison", "LMComparison", "LMScore", "Metric", "Score", "UsageProblem",
     "analysis_of", "bag_score", "compare", "count_references", "describe_evaluator",
-    "registered_evaluators", "info", "lm_compare", "lm_score", "lm_summaries", "lm_table", "load",
+    "registered_evaluators", "evaluator_name", "with_options", "info", "lm_compare", "lm_score", "lm_summaries", "lm_table", "load",
     "read_dataset", "reduce_stats", "score_corpus", "score_on_cluster",
     "segment_references", "write_stats_files", "rows_by_key", "MergedStats", "SetupError",
 ]

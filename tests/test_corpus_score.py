@@ -145,9 +145,9 @@ def test_usage_errors_exit_two(args, message):
     ("bleu --smooth", "No such option"),
     ("bleu 'unclosed", "cannot parse evaluator spec"),
 ])
-def test_bad_metric_specs_are_explained(spec, message):
+def test_bad_metric_specs_are_usage_errors_that_explain(spec, message):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", spec)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert message in result.output
 
 
@@ -184,7 +184,7 @@ def test_info_prints_the_info_json():
     assert info["name"] == "chrf" and len(info["stats"]) == 24
     assert info["signature"].startswith("case:mixed|eff:yes|nc:6|nw:2|space:no|")
     bad = run_cli("info", "f1")
-    assert bad.exit_code == 1 and "Missing option '--labels'" in bad.output.replace('"', "'")
+    assert bad.exit_code == 2 and "Missing option '--labels'" in bad.output.replace('"', "'")
 
 
 @pytest.mark.parametrize("systems", [
@@ -208,6 +208,6 @@ def test_i_takes_one_or_more_systems_as_sacrebleu_does(systems):
 
 
 def test_a_file_after_the_systems_and_another_option_is_refused():
-    result = run_cli("corpus-score", DE_EN_REFS[0], "-i", DE_EN_HYP, "-m", "bleu", DE_EN_HYP2)
+    result = run_cli("corpus-score", DE_EN_REFS[0], "-i", DE_EN_HYP, "-w", "2", DE_EN_HYP2)
     assert result.exit_code == 2
     assert f"{DE_EN_HYP2!r} comes after -i and another option" in result.output

@@ -10,12 +10,12 @@ from __future__ import annotations
 import copy
 import math
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Dict, Iterable, Iterator, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
 
-from evalproto.base.errors import EvaluatorError, SetupError
+from evalproto.base.errors import EvaluatorError, SpecError
 from evalproto.base.items import Item, checked_item, checked_items
 from evalproto.base.version import __version__
 from evalproto.wire.protocol import PROTOCOL_VERSION, RequestError
@@ -80,6 +80,13 @@ class Evaluator(ABC):
     def verbose_score(self, vector: np.ndarray) -> str:
         """The details as sacrebleu prints them after the score ("" if it prints none)."""
         return ""
+
+    def input_warnings(self, hyps: Sequence[str]) -> List[str]:
+        """What looks wrong with a whole system's hypotheses for this metric, in words
+        (BLEU: lines that end in a tokenized period, as sacrebleu warns). Corpus scoring
+        shows each as a warning; the protocol server, which never sees a whole system,
+        does not ask."""
+        return []
 
     def signature_fields(self) -> Dict[str, Any]:
         """The settings that make two scores comparable, in signature order."""
@@ -269,7 +276,7 @@ class Evaluator(ABC):
         try:
             return cls.from_args(args)
         except click.UsageError as exc:
-            raise SetupError(f"{cls.name}: {exc.format_message()}") from None
+            raise SpecError(f"{cls.name}: {exc.format_message()}") from None
 
     @classmethod
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:
