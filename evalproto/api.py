@@ -534,7 +534,7 @@ class LMScore:
 
 
 def lm_table(path: str, reranker: Optional[Reranker] = None,
-             skip_first_token: bool = False) -> StatsTable:
+             skip_first_token: bool = False, progress: Progress = QUIET) -> StatsTable:
     """An LM Challenge log or an LM Zoo surprisal table, told apart by the header, as a
     table: one row per event (units: messages, groups: users) or per token (units and
     groups: sentences)."""
@@ -544,7 +544,7 @@ def lm_table(path: str, reranker: Optional[Reranker] = None,
         return StatsTable(path, LMZoo(), {path: table.rows}, units=table.sentence_ids,
                           groups=[[sentence] for sentence in table.sentence_ids],
                           group_key="sentence")
-    stats = lmlogs.log_stats(path, data, reranker)
+    stats = lmlogs.log_stats(path, data, reranker, progress)
     if not stats.rows[:, 0].any():  # the tokens column: every event unselected
         raise InputError(f"{path}: every event is unselected; there is nothing to score")
     metric = LMChallenge(stats.max_candidates, stats.reranker)
@@ -554,17 +554,18 @@ def lm_table(path: str, reranker: Optional[Reranker] = None,
 
 def lm_summaries(path: str, by: Optional[str] = None, confidence: int = 0,
                  seed: Optional[int] = DEFAULT_SEED, reranker: Optional[Reranker] = None,
-                 raw: bool = False, skip_first_token: bool = False) -> LMScore:
+                 raw: bool = False, skip_first_token: bool = False,
+                 progress: Progress = QUIET) -> LMScore:
     """Everything lm-score reports for one log or table. The collector stays paused
     until the table is freed: its one pass over a 1M-event table's objects took 0.3 s,
     and found nothing to collect."""
     with paused_gc():
-        table = lm_table(path, reranker, skip_first_token)
+        table = lm_table(path, reranker, skip_first_token, progress)
         if by is not None and by != table.group_key:
             raise InputError(f"{path}: cannot break down by {by}; this kind of table has "
                              f"{table.group_key}")
         results = analyse([table], Analysis(confidence=confidence, seed=seed,
-                                            groups=by is not None))
+                                            groups=by is not None), progress)
         records = [lm_reports.summary(result, table.metric, path, raw) for result in results]
         return LMScore(path, records[0], records[1:], results)
 
@@ -572,11 +573,14 @@ def lm_summaries(path: str, by: Optional[str] = None, confidence: int = 0,
 def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
              confidence: Union[bool, int] = False, seed: Optional[int] = DEFAULT_SEED,
              reranker: Optional[Tuple[float, float]] = None, raw: bool = False,
-             skip_first_token: bool = False, scheduler: Optional[str] = None) -> List[LMScore]:
+             skip_first_token: bool = False, scheduler: Optional[str] = None,
+             progress: Progress = QUIET) -> List[LMScore]:
     """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables:
     one LMScore per log. `by` ("user" or "sentence") adds each one's figures;
     `confidence` adds bootstrap intervals over messages (sentences); `reranker` fixes
-    (alpha, beta) instead of fitting them; `raw` gives the sums (lmc's --no-human)."""
+    (alpha, beta) instead of fitting them; `raw` gives the sums (lmc's --no-human).
+    `progress` is told of reading and resampling (on a cluster, the workers say
+    nothing)."""
     paths = [logs] if isinstance(logs, str) else list(logs)
     check_inputs(paths, ())
     arguments = [(path, by, 1000 if confidence is True else int(confidence or 0), seed,
@@ -588,7 +592,7 @@ def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
                                "input ('-') cannot be one")
         with cluster.connect(scheduler) as client:
             return cluster.run_each(client, lm_summaries, arguments)
-    return [lm_summaries(*args) for args in arguments]
+    return [lm_summaries(*args, progress=progress) for args in arguments]
 
 
 @dataclass
@@ -602,14 +606,15 @@ class LMComparison:
 
 def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
                seed: Optional[int] = DEFAULT_SEED,
-               reranker: Optional[Tuple[float, float]] = None) -> LMComparison:
+               reranker: Optional[Tuple[float, float]] = None,
+               progress: Progress = QUIET) -> LMComparison:
     """A paired test of every model rate between two logs of the same data (`lmc diff`
     with p-values), resampling (or swapping) whole messages. Logs of other data, or of
     the same events in another order, are refused; entropy is left out when the two
     models scored different tokens; logs that share no rate are refused."""
     fixed = Reranker(*reranker) if reranker is not None else None
     with paused_gc():
-        tables = [lm_table(path, fixed) for path in (baseline, other)]
+        tables = [lm_table(path, fixed, progress=progress) for path in (baseline, other)]
         metrics = [table.metric for table in tables]
         if not all(isinstance(metric, LMChallenge) for metric in metrics):
             raise InputError("lm-compare compares LM Challenge logs")
@@ -643,7 +648,7 @@ def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
         if not tested:
             return LMComparison(baseline, other, lm_reports.comparison_rows(None, None, skipped))
         base, compared = analyse([table], Analysis(paired=test, paired_n=samples, seed=seed,
-                                                   inclusive=True))
+                                                   inclusive=True), progress)
         return LMComparison(baseline, other, lm_reports.comparison_rows(base, compared, skipped))
 
 

@@ -23,6 +23,7 @@ def at_once(monkeypatch):
 
 
 def test_scoring_shows_a_bar_that_counts_every_item_in_chunks(monkeypatch, at_once):
+    monkeypatch.setattr(sources, "FIRST_CHUNK_ITEMS", 40)
     monkeypatch.setattr(sources, "CHUNK_ITEMS", 40)
     stream = Terminal()
     refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))

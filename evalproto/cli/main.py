@@ -280,7 +280,8 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
         check_scheduler(1, logs)
     scores = evalproto.lm_score(logs, by=by, confidence=confidence_n if confidence else 0,
                                 seed=seed, reranker=reranker, raw=raw,
-                                skip_first_token=skip_first_token, scheduler=scheduler)
+                                skip_first_token=skip_first_token, scheduler=scheduler,
+                                progress=TerminalProgress())
     records = [record for score in scores for record in score.to_dict()]
     evalproto.write_output(output, evalproto.format_lm_json(records) if output_format == "json"
                            else evalproto.format_lm_text(records))
@@ -303,7 +304,8 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
                reranker: Optional[Tuple[float, float]], output_format: str, output: str) -> None:
     """Paired significance test of every rate between two logs of the same data
     (`lmc diff`, with p-values). Logs whose fingerprints differ are refused."""
-    comparison = evalproto.lm_compare(baseline, other, test, samples, seed, reranker)
+    comparison = evalproto.lm_compare(baseline, other, test, samples, seed, reranker,
+                                      TerminalProgress())
     evalproto.write_output(output, evalproto.format_lm_json(comparison.rows)
                            if output_format == "json" else
                            evalproto.format_lm_comparison(comparison.rows, baseline, other))

@@ -4,6 +4,7 @@ cluster's workers."""
 
 from __future__ import annotations
 
+import time
 from typing import Dict, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
@@ -13,7 +14,13 @@ from evalproto.base.items import Item
 from evalproto.base.progress import QUIET, Progress
 
 CHUNK_ITEMS = 2000
-"""Items sent to a source at a time, so that progress moves and memory stays flat."""
+"""The most items sent to a source at a time, so that memory stays flat."""
+FIRST_CHUNK_ITEMS = 50
+CHUNK_SECONDS = 0.5
+"""Chunks start at FIRST_CHUNK_ITEMS items and double while one takes less than
+CHUNK_SECONDS (and halve when one takes four times that), so that progress moves
+about twice a second with a slow evaluator too, and a fast one still gets batches
+large enough to count in bulk."""
 
 
 class StatsSource(Protocol):
@@ -46,18 +53,30 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
              for i, segment_refs in enumerate(refs) for name in names]
     phase = progress.start(f"scoring {label}".strip(), len(items))
     parts = []
-    for start in range(0, len(items), CHUNK_ITEMS):
+    start, size = 0, FIRST_CHUNK_ITEMS
+    while start < len(items):
+        began = time.monotonic()
+        chunk = items[start:start + size]
         try:
-            chunk = items[start:start + CHUNK_ITEMS]
             parts.append(source.stats_many(chunk) if strip else source.stats_many(chunk, strip))
         except EvalprotoError as exc:
             if exc.item is None:
                 raise
             segment, system = divmod(start + exc.item, len(names))
             raise exc.at(f"segment {first_segment + segment} of {names[system]}") from None
-        phase.advance(len(parts[-1]))
+        phase.advance(len(chunk))
+        start += len(chunk)
+        size = _next_chunk_size(size, time.monotonic() - began)
     phase.close()
     width = len(source.stat_names or ())
     rows = np.concatenate(parts) if parts else np.zeros((0, width))
     rows = rows.reshape(len(refs), len(names), rows.shape[1])
     return {name: np.ascontiguousarray(rows[:, j, :]) for j, name in enumerate(names)}
+
+
+def _next_chunk_size(size: int, seconds: float) -> int:
+    if seconds < CHUNK_SECONDS:
+        return min(CHUNK_ITEMS, size * 2)
+    if seconds > 4 * CHUNK_SECONDS:
+        return max(1, size // 2)
+    return size

@@ -131,6 +131,7 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     results = []
     for system, rows in table.rows.items():
         where = f"{system}, {table.label}" + (f", {table.group_key} {group}" if group else "")
+        shown = table.label if system == table.label else where  # an LM log is both
         total = checked_total(rows, table.stat_names, where)
         values = {name: float(value[0]) for name, value in
                   table.figures(total[None, :]).items()}
@@ -139,7 +140,7 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
         baseline_units = unit_rows(table.rows[baseline_name], table.units)
         tests: Dict[str, PairedResult] = {}
         if analysis.paired and system != baseline_name:
-            phase = progress.start(f"paired test: {table.label}, {system}", analysis.paired_n)
+            phase = progress.start(f"paired test: {shown}", analysis.paired_n)
             if analysis.paired == "bs":
                 tests = paired_bootstrap(baseline_units, units, _tested(table, tested),
                                          analysis.paired_n, analysis.seed, table.resample_dtype,
@@ -153,8 +154,7 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
             estimates[name].p_value, estimates[name].mean = result.p_value, result.mean
             estimates[name].ci = result.ci
         if analysis.bootstrap_n and not (analysis.paired == "bs" and system != baseline_name):
-            phase = progress.start(f"resampling: {table.label}, {system}",
-                                   analysis.bootstrap_n)
+            phase = progress.start(f"resampling: {shown}", analysis.bootstrap_n)
             resampled = bootstrap(units, _tested(table, tested), analysis.bootstrap_n,
                                   analysis.seed, table.resample_dtype, phase.advance)
             interval = estimate_ci if analysis.paired else confidence_interval
