@@ -194,9 +194,10 @@ timeout_option = click.option(
 def metric_options(command: Callable) -> Callable:
     """-m, -e, --timeout and -j."""
     return apply([
-        click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC",
-                     help='A built-in evaluator, run in process, e.g. "bleu --tokenize '
-                          'intl". Repeatable; the default is bleu.'),
+        click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC...",
+                     help='Built-in evaluators, run in process, as in sacrebleu: -m bleu '
+                          'chrf ter, or -m bleu -m chrf; a spec with options is quoted, '
+                          'e.g. "bleu --tokenize intl". The default is bleu.'),
         click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
                      help='An external evaluator command spoken to over the protocol, e.g. '
                           '"bleu-evaluator --lowercase". Repeatable.'),
