@@ -1,5 +1,5 @@
-"""Progress bars on stderr for the command line: one per phase (scoring a metric,
-resampling, a paired test), with rate and time left, drawn by tqdm.
+"""Progress bars on stderr for the command line: one per phase (reading, scoring a
+metric, resampling, a paired test, the report), with rate and time left, drawn by tqdm.
 
 Only on a terminal: in pipes, files and CI logs nothing is written. A phase that ends
 within DELAY_SECONDS draws nothing either, so short runs stay clean. Bars are erased

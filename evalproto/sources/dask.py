@@ -118,7 +118,8 @@ def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
         return {"stat_names": tuple(source.stat_names or ()),
                 "higher_is_better": source.higher_is_better, "signature": scorer.signature(),
                 "resample_dtype": getattr(source, "resample_dtype", np.float64),
-                "name": getattr(source, "score_name", None) or getattr(source, "name", None),
+                "name": getattr(source, "name", None),
+                "score_name": getattr(source, "score_name", None),
                 "extra_decimals": getattr(source, "extra_decimals", 0)}
     return _using(spec, timeout, description)
 
@@ -206,6 +207,7 @@ class RemoteSource:
         self.resample_dtype: type = info["resample_dtype"]
         self._signature: str = info["signature"]
         self.name: Optional[str] = info["name"]
+        self.score_name: Optional[str] = info["score_name"]
         self.extra_decimals: int = info["extra_decimals"]
 
     def signature(self) -> str:
