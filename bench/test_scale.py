@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from data import make_systems
 

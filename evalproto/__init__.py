@@ -22,9 +22,10 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     # metrics and their scores
     **{name: ("evalproto.api", name) for name in (
         "load", "Metric", "Score", "compare", "Comparison", "lm_score", "LMScore",
-        "lm_compare", "LMComparison", "bag_stats", "bag_score", "registered_evaluators", "describe_evaluator",
-        "info", "read_dataset", "score_corpus", "score_on_cluster", "reduce_stats",
-        "write_stats_files", "lm_summaries", "LMOptions", "analysis_of", "UsageProblem")},
+        "lm_compare", "LMComparison", "bag_stats", "bag_score", "registered_evaluators",
+        "describe_evaluator", "evaluator_name", "with_options", "info", "read_dataset",
+        "score_corpus", "score_on_cluster", "reduce_stats", "write_stats_files", "lm_summaries",
+        "LMOptions", "analysis_of")},
     "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),
     "CountsEvaluator": ("evalproto.metrics.evaluator", "CountsEvaluator"),
     "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),
@@ -46,6 +47,7 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "FORMATS": ("evalproto.reports.results", "FORMATS"),
     "format_results": ("evalproto.reports.results", "format_results"),
     "format_segments": ("evalproto.reports.results", "format_segments"),
+    "format_scores": ("evalproto.reports.results", "format_scores"),
     "write_stats": ("evalproto.reports.statsfiles", "write_stats"),
     "format_lm_json": ("evalproto.reports.lm", "format_json"),
     "format_lm_text": ("evalproto.reports.lm", "format_text"),
@@ -54,7 +56,8 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "parse_number": ("evalproto.base.numerals", "parse_number"),
     # errors
     **{name: ("evalproto.base.errors", name) for name in (
-        "EvalprotoError", "EvaluatorError", "InputError", "SetupError", "EvaluatorWarning")},
+        "EvalprotoError", "EvaluatorError", "InputError", "SetupError", "SpecError",
+        "UsageProblem", "EvaluatorWarning", "InputWarning")},
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])

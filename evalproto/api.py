@@ -15,13 +15,14 @@ either, all with the same interface.
 
 from __future__ import annotations
 
+import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError, InputError
+from evalproto.base.errors import EvalprotoError, InputError, InputWarning, UsageProblem
 from evalproto.base.gcpause import paused_gc
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.numerals import json_number
@@ -31,7 +32,14 @@ from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
 from evalproto.readers import datasets, lmlogs, surprisals
 from evalproto.readers.groups import read_groups
 from evalproto.readers.statsfiles import MetricColumns, merge_stats, read_stats
-from evalproto.readers.text import STDIN, Corpus, check_inputs, read_bytes, read_corpus
+from evalproto.readers.text import (
+    STDIN,
+    Corpus,
+    check_inputs,
+    looks_like_json_lines,
+    read_bytes,
+    read_corpus,
+)
 from evalproto.reports import lm as lm_reports
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources import dask as cluster
@@ -47,7 +55,7 @@ from evalproto.stats.reductions import (
     segment_scores,
 )
 from evalproto.stats.resampling import DEFAULT_SEED, column_sums
-from evalproto.stats.table import StatsTable
+from evalproto.stats.table import StatsTable, score_name
 
 References = Sequence[Sequence[str]]
 
@@ -99,7 +107,7 @@ class Metric:
     @property
     def name(self) -> str:
         """The score's name, as sacrebleu names it (BLEU, chrF2, TER)."""
-        return getattr(self.source, "score_name", None) or getattr(self.source, "name", self.label)
+        return score_name(self.source, self.label)
 
     @property
     def stat_names(self) -> Tuple[str, ...]:
@@ -140,7 +148,7 @@ class Metric:
         each as long as `hyps`) goes by keyword, as `ref_streams`."""
         table = self.stats_table(hyps, refs, ref_streams=ref_streams)
         (result,) = analyse([table], Analysis())
-        return self._score(result, table.nrefs)
+        return self._score(result)
 
     def sentence_scores(self, hyps: Sequence[str], refs: Optional[References] = None, *,
                         ref_streams: Optional[References] = None) -> np.ndarray:
@@ -155,16 +163,20 @@ class Metric:
         as sacrebleu sums them."""
         table = StatsTable(self.label, self.source, {"system": np.asarray(rows)})
         (result,) = analyse([table], Analysis())
-        return self._score(result, None)
+        return self._score(result)
 
-    def _score(self, result: Result, nrefs: Any) -> Score:
+    def _score(self, result: Result) -> Score:
         total = result.stats
         details = getattr(self.source, "details", None)
-        verbose = getattr(self.source, "verbose_score", None)
-        return Score(self.name, result.score, result.signature,
+        return Score(result.name, result.score, result.signature,
                      {name: json_number(value) for name, value in zip(result.stat_names, total)},
-                     details(total) if details else {}, result.n,
-                     verbose(total) if verbose else "")
+                     details(total) if details else {}, result.n, result.verbose)
+
+    def input_warnings(self, hyps: Sequence[str]) -> List[str]:
+        """What looks wrong with a whole system's hypotheses for this metric (BLEU:
+        sacrebleu's check for text that was not detokenized), in words; nothing for an
+        evaluator command, which cannot say."""
+        return input_warnings(self.source, hyps)
 
     def close(self) -> None:
         """Stop the evaluator processes this metric started, checking that they ended
@@ -270,6 +282,12 @@ def segment_references(hyps: Sequence[str], refs: Optional[References],
     return segments
 
 
+def input_warnings(source: StatsSource, hyps: Sequence[str]) -> List[str]:
+    """A source's warnings about a system's hypotheses (see Evaluator.input_warnings)."""
+    check = getattr(source, "input_warnings", None)
+    return list(check(hyps)) if check is not None else []
+
+
 def count_references(refs: References) -> Union[int, str]:
     """References per segment, or "var" when it varies, as sacrebleu writes it."""
     counts = {len(segment) for segment in refs}
@@ -368,6 +386,9 @@ def score_corpus(corpus: Corpus, specs: Sequence[MetricSpec], analysis: Analysis
         for number, spec in enumerate(specs):
             metric = loaded[number] if loaded and loaded[number] is not None else None
             source = metric.source if metric else open_source(spec, stack, timeout, jobs)
+            for system, hyps in corpus.systems.items():
+                for warning in input_warnings(source, hyps):
+                    warnings.warn(f"{system}: {spec.spec}: {warning}", InputWarning)
             rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=spec.spec)
             tables.append(StatsTable(spec.spec, source, rows, corpus.ids, corpus.tags,
                                      nrefs=corpus.nrefs))
@@ -474,11 +495,6 @@ def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Anal
         return Comparison(analyse(tables, analysis, progress), ids=merged.ids)
 
 
-class UsageProblem(EvalprotoError):
-    """A call that asks for something impossible with these inputs (the command line
-    reports it as a usage error)."""
-
-
 def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
     if metric.kind == IN_PROCESS:
         return metric.spec
@@ -524,7 +540,7 @@ class LMScore:
 
 
 def lm_table(path: str, reranker: Optional[Reranker] = None,
-             skip_first_token: bool = False) -> StatsTable:
+             skip_first_token: bool = False, progress: Progress = QUIET) -> StatsTable:
     """An LM Challenge log or an LM Zoo surprisal table, told apart by the header, as a
     table: one row per event (units: messages, groups: users) or per token (units and
     groups: sentences)."""
@@ -534,7 +550,7 @@ def lm_table(path: str, reranker: Optional[Reranker] = None,
         return StatsTable(path, LMZoo(), {path: table.rows}, units=table.sentence_ids,
                           groups=[[sentence] for sentence in table.sentence_ids],
                           group_key="sentence")
-    stats = lmlogs.log_stats(path, data, reranker)
+    stats = lmlogs.log_stats(path, data, reranker, progress)
     if not stats.rows[:, 0].any():  # the tokens column: every event unselected
         raise InputError(f"{path}: every event is unselected; there is nothing to score")
     metric = LMChallenge(stats.max_candidates, stats.reranker)
@@ -557,17 +573,18 @@ class LMOptions:
     skip_first_token: bool = False
 
 
-def lm_summaries(path: str, options: LMOptions = LMOptions()) -> LMScore:
+def lm_summaries(path: str, options: LMOptions = LMOptions(),
+                 progress: Progress = QUIET) -> LMScore:
     """Everything lm-score reports for one log or table. The collector stays paused
     until the table is freed: its one pass over a 1M-event table's objects took 0.3 s,
     and found nothing to collect."""
     with paused_gc():
-        table = lm_table(path, options.reranker, options.skip_first_token)
+        table = lm_table(path, options.reranker, options.skip_first_token, progress)
         if options.by is not None and options.by != table.group_key:
             raise InputError(f"{path}: cannot break down by {options.by}; this kind of table "
                              f"has {table.group_key}")
         results = analyse([table], Analysis(confidence=options.confidence, seed=options.seed,
-                                            groups=options.by is not None))
+                                            groups=options.by is not None), progress)
         records = [lm_reports.summary(result, table.metric, path, options.raw)
                    for result in results]
         return LMScore(path, records[0], records[1:], results)
@@ -576,10 +593,12 @@ def lm_summaries(path: str, options: LMOptions = LMOptions()) -> LMScore:
 def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
              confidence: Union[bool, int] = False, seed: Optional[int] = DEFAULT_SEED,
              reranker: Optional[Tuple[float, float]] = None, raw: bool = False,
-             skip_first_token: bool = False, scheduler: Optional[str] = None) -> List[LMScore]:
+             skip_first_token: bool = False, scheduler: Optional[str] = None,
+             progress: Progress = QUIET) -> List[LMScore]:
     """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables:
     one LMScore per log, with the options of LMOptions (`confidence=True` is 1000
-    resamples); with `scheduler`, each log is read on a Dask worker."""
+    resamples); with `scheduler`, each log is read on a Dask worker. `progress` is
+    told of reading and resampling (on a cluster, the workers say nothing)."""
     paths = [logs] if isinstance(logs, str) else list(logs)
     check_inputs(paths, ())
     options = LMOptions(by, 1000 if confidence is True else int(confidence or 0), seed,
@@ -591,7 +610,7 @@ def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
                                "input ('-') cannot be one")
         with cluster.connect(scheduler) as client:
             return cluster.run_each(client, lm_summaries, [(path, options) for path in paths])
-    return [lm_summaries(path, options) for path in paths]
+    return [lm_summaries(path, options, progress) for path in paths]
 
 
 @dataclass
@@ -609,14 +628,15 @@ class LMComparison:
 
 def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
                seed: Optional[int] = DEFAULT_SEED,
-               reranker: Optional[Tuple[float, float]] = None) -> LMComparison:
+               reranker: Optional[Tuple[float, float]] = None,
+               progress: Progress = QUIET) -> LMComparison:
     """A paired test of every model rate between two logs of the same data (`lmc diff`
     with p-values), resampling (or swapping) whole messages. Logs of other data, or of
     the same events in another order, are refused; entropy is left out when the two
     models scored different tokens; logs that share no rate are refused."""
     fixed = Reranker(*reranker) if reranker is not None else None
     with paused_gc():
-        tables = [lm_table(path, fixed) for path in (baseline, other)]
+        tables = [lm_table(path, fixed, progress=progress) for path in (baseline, other)]
         metrics = [table.metric for table in tables]
         if not all(isinstance(metric, LMChallenge) for metric in metrics):
             raise InputError("lm-compare compares LM Challenge logs")
@@ -650,7 +670,7 @@ def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
         if not tested:
             return LMComparison(baseline, other, lm_reports.comparison_rows(None, None, skipped))
         base, compared = analyse([table], Analysis(paired=test, paired_n=samples, seed=seed,
-                                                   inclusive=True))
+                                                   inclusive=True), progress)
         return LMComparison(baseline, other, lm_reports.comparison_rows(base, compared, skipped))
 
 
@@ -693,17 +713,43 @@ def describe_evaluator(name: str) -> str:
     return registry.describe(name)
 
 
+def evaluator_name(spec: str) -> str:
+    """The evaluator a spec names: "bleu" for "bleu --tokenize intl". A spec that
+    cannot be parsed is a SpecError."""
+    return registry.spec_words(spec)[0]
+
+
+def with_options(spec: str, options: Sequence[Tuple[str, Optional[str], str]]) -> str:
+    """The spec with more of its evaluator's options, each given as (option, value or
+    None for a flag, how the caller was told it: "-tok zh"), checked: an unknown
+    evaluator or option, or an option the spec sets to something else, is a SpecError
+    (a UsageProblem) that names both. `with_options(spec, [])` checks a spec's options
+    without building its evaluator."""
+    return registry.with_options(spec, options)
+
+
 def info(spec: str) -> Dict[str, Any]:
     """The INFO JSON of an evaluator spec, e.g. "bleu --tokenize intl"."""
     return registry.from_spec(spec).info()
 
 
 def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
-                 ref_field: str = "answer", hyp_field: str = "pred") -> Corpus:
+                 ref_field: str = "answer", hyp_field: str = "pred",
+                 progress: Progress = QUIET) -> Corpus:
     """A corpus from text files (references first), or a JSON Lines dataset with its
-    prediction files (`dynabench`, `oasst`)."""
+    prediction files (`dynabench`, `oasst`). A text file whose every line is a JSON
+    object is read as text, as asked, with an InputWarning that names the option."""
     if data_format == "text":
-        return read_corpus(ref_paths, hyp_paths)
+        corpus = read_corpus(ref_paths, hyp_paths, progress)
+        columns = {**{path: [segment[number] for segment in corpus.refs]
+                      for number, path in enumerate(ref_paths)}, **corpus.systems}
+        for path, lines in columns.items():
+            if looks_like_json_lines(lines):
+                warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
+                              f"plain text, one segment per line: if it is a dataset or "
+                              f"predictions, give its format with --data-format (dynabench "
+                              f"or oasst)", InputWarning)
+        return corpus
     if len(ref_paths) != 1:
         raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
                            f"prediction files")

@@ -41,6 +41,8 @@ SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
 """sacrebleu's BLEU.SMOOTH_DEFAULTS (tests/test_bleu_parity.py checks), copied so that
 the default BLEU never imports sacrebleu, whose import costs a tenth of a second."""
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
+TOKENIZED_LINES = 100
+"""sacrebleu warns when this many hypotheses or more end in a tokenized period (" .")."""
 
 
 def load_tokenizer(name: str) -> Any:
@@ -76,11 +78,15 @@ class BLEU(CountsEvaluator):
                      show_default=True, help="Largest n-gram order."),
         click.Option(["--effective-order"], is_flag=True,
                      help="Ignore n-gram orders with no hypothesis n-grams (for sentence BLEU)."),
+        click.Option(["--force"], is_flag=True,
+                     help="Do not warn when a system's hypotheses look tokenized (sacrebleu's "
+                          "--force). Only corpus scoring warns; scores do not change."),
     )
 
     def __init__(self, tokenize: str = "13a", smooth_method: str = "exp",
                  smooth_value: Optional[float] = None, lowercase: bool = False,
-                 max_ngram_order: int = 4, effective_order: bool = False) -> None:
+                 max_ngram_order: int = 4, effective_order: bool = False,
+                 force: bool = False) -> None:
         if tokenize not in TOKENIZERS:
             raise SetupError(f"unknown tokenizer {tokenize!r}; choose from {', '.join(TOKENIZERS)}")
         if smooth_method not in SMOOTH_METHODS:
@@ -92,6 +98,7 @@ class BLEU(CountsEvaluator):
         self.lowercase = lowercase
         self.max_order = max_ngram_order
         self.effective_order = effective_order
+        self.force = force
         orders = range(1, max_ngram_order + 1)
         self.stat_names = ("hyp_len", "ref_len", *(f"correct_{n}" for n in orders),
                            *(f"total_{n}" for n in orders))
@@ -150,6 +157,16 @@ class BLEU(CountsEvaluator):
 
     def score(self, vector: np.ndarray) -> float:
         return self._computed(vector)[0]
+
+    def input_warnings(self, hyps: Sequence[str]) -> List[str]:
+        """sacrebleu's check for text that was not detokenized: at least 100 hypotheses
+        that end in " ." (unless --force)."""
+        tokenized = sum(hyp.endswith(" .") for hyp in hyps)
+        if self.force or tokenized < TOKENIZED_LINES:
+            return []
+        return [f"{tokenized} of {len(hyps)} lines end in a tokenized period (' .'): it "
+                f"looks like you forgot to detokenize, which may hurt BLEU (sacrebleu's "
+                f"warning; --force silences it)"]
 
     @property
     def score_name(self) -> str:

@@ -49,6 +49,7 @@ class Combine(Evaluator):
             self.specs.append(spec)
             self.weights.append(weight)
             self.parts.append(from_spec(spec))
+        self.extra_decimals = max(part.extra_decimals for part in self.parts)
         bounds = np.cumsum([0] + [len(part.stat_names) for part in self.parts])
         self._slices = [slice(start, end) for start, end in zip(bounds[:-1], bounds[1:])]
         self.stat_names = tuple(f"{part.name}{i}.{stat}" for i, part in enumerate(self.parts, 1)

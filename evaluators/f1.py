@@ -23,6 +23,7 @@ class MacroF1(Evaluator):
 
     name = "f1"
     higher_is_better = True
+    extra_decimals = 2  # a fraction: 0.609 where a percentage shows 60.9
     options = (
         click.Option(["--labels"], required=True, metavar="A,B,C",
                      help="The comma-separated label set; every label must be one of them."),

@@ -56,6 +56,7 @@ class WER(Evaluator):
 
     name = "wer"
     higher_is_better = False
+    extra_decimals = 2  # a fraction: 0.609 where a percentage shows 60.9
     options = (
         click.Option(["--lowercase"], is_flag=True, help="Lowercase before aligning."),
         click.Option(["--remove-punctuation"], is_flag=True,

@@ -1,13 +1,20 @@
 """Shared paths and helpers for the test suite."""
 
+import fcntl
 import json
+import os
+import pty
+import re
+import select
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 import time
 from pathlib import Path
-from typing import List, Union
+from typing import List, Optional, Union
 
 import pytest
 from click.testing import CliRunner
@@ -131,3 +138,91 @@ def wait_for_file(path: Path, seconds: float = 20.0) -> int:
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
     return int(path.read_text())
+
+
+EAGER_BARS = ("import evalproto.cli.progress as bars; bars.DELAY_SECONDS = 0; "
+              "bars.REFRESH_SECONDS = 0; from evalproto.cli.launch import main; main()")
+"""`python -c EAGER_BARS ARGS` runs `evalproto ARGS` with a bar for every phase, however
+short, and every step of it drawn."""
+
+
+class PseudoTerminal:
+    """A command run on a pseudo-terminal of 30 rows and 200 columns, as a person runs
+    it: the terminal is its stdin and stderr, and its stdout unless `stdout` is given.
+    What it writes is read as it comes, with deadlines, never fixed sleeps."""
+
+    def __init__(self, command: List[str], stdout: Optional[int] = None,
+                 cwd: Optional[str] = None) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 200, 0, 0))
+        self.process = subprocess.Popen(command, stdin=slave, stdout=stdout or slave,
+                                        stderr=slave, cwd=cwd)
+        os.close(slave)
+        self.output = b""
+
+    def _read(self, seconds: float) -> bool:
+        """Read what has come within `seconds`; False once the terminal has closed."""
+        ready, _, _ = select.select([self.master], [], [], seconds)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # the terminal closed with the process
+            return False
+        self.output += chunk
+        return bool(chunk)
+
+    def wait_for(self, pattern: str, seconds: float = 60) -> "re.Match[str]":
+        """The first match of `pattern` in the text written so far, waiting for it."""
+        deadline = time.monotonic() + seconds
+        while True:
+            found = re.search(pattern, self.text)
+            if found:
+                return found
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"{pattern!r} never appeared in {self.text[-2000:]!r}"
+            if not self._read(min(remaining, 0.5)):
+                found = re.search(pattern, self.text)
+                assert found, f"{pattern!r} never appeared in {self.text[-2000:]!r}"
+                return found
+
+    def write(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def finish(self, seconds: float = 60) -> int:
+        """Read everything until the process ends; its exit status."""
+        deadline = time.monotonic() + seconds
+        while self._read(0.5):
+            assert time.monotonic() < deadline, f"still running after {seconds} s"
+        status = self.process.wait(timeout=max(1.0, deadline - time.monotonic()))
+        os.close(self.master)
+        return status
+
+    @property
+    def text(self) -> str:
+        return self.output.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def screen(self) -> List[str]:
+        """The lines as a terminal would show them at the end: a carriage return goes
+        back to the start of the line, and what follows overwrites what was there."""
+        lines: List[str] = []
+        for line in self.output.decode("utf-8", "replace").split("\n"):
+            shown: List[str] = []
+            column = 0
+            for piece in re.split("(\r)", line):
+                if piece == "\r":
+                    column = 0
+                    continue
+                shown[column:column + len(piece)] = piece
+                column += len(piece)
+            lines.append("".join(shown).rstrip())
+        return lines
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        try:
+            os.close(self.master)
+        except OSError:
+            pass

@@ -189,6 +189,12 @@ def test_copies_that_ignore_info_cost_one_wait_together_not_one_each(tmp_path):
     ('{"stats": 5}', "'stats' is not a non-empty list of stat names"),
     ('{"stats": ["a"], "name": "x", "signature": 3, "higher_is_better": true}',
      "'signature' is not a string"),
+    ('{"stats": ["a"], "name": "x", "signature": "s", "higher_is_better": true, '
+     '"score_name": 1}', "'score_name' is not a string"),
+    ('{"stats": ["a"], "name": "x", "signature": "s", "higher_is_better": true, '
+     '"extra_decimals": -1}', "'extra_decimals' is not a whole number from 0 to 20"),
+    ('{"stats": ["a"], "name": "x", "signature": "s", "higher_is_better": true, '
+     '"extra_decimals": true}', "'extra_decimals' is not a whole number from 0 to 20"),
     ("[1, 2]", "it is not a JSON object"),
     ("1 2 3", "it is not a JSON object"),
     ('{"stats": ' * 100000, "it is not a JSON object"),

@@ -54,14 +54,18 @@ def test_external_evaluator_gives_the_in_process_numbers():
     assert external[0]["signature"] == in_process[0]["signature"]
 
 
-def test_text_table_shows_scores_and_signatures():
+def test_text_table_shows_scores_details_and_signatures():
     result = run_cli("corpus-score", *DE_EN_REFS, "-i", DE_EN_HYP, "-i", DE_EN_HYP2, "-w", "2")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split() == ["System", "bleu"]
     assert lines[1].split() == [DE_EN_HYP, f"{sacrebleu_score(DE_EN_HYP):.2f}"]
     assert lines[2].split() == [DE_EN_HYP2, f"{sacrebleu_score(DE_EN_HYP2):.2f}"]
-    assert lines[4].startswith("bleu: nrefs:2|case:mixed|")
+    for line, hyp_path in zip(lines[4:6], [DE_EN_HYP, DE_EN_HYP2]):  # sacrebleu's BLEU line
+        sacre = SacreBLEU().corpus_score(read_lines(hyp_path),
+                                         [read_lines(path) for path in DE_EN_REFS])
+        assert line.split(None, 2) == [hyp_path, "bleu", sacre.format(width=2)]
+    assert lines[7].startswith("bleu: nrefs:2|case:mixed|")
 
 
 def test_tsv_has_a_header_and_one_row_per_result():
@@ -141,9 +145,9 @@ def test_usage_errors_exit_two(args, message):
     ("bleu --smooth", "No such option"),
     ("bleu 'unclosed", "cannot parse evaluator spec"),
 ])
-def test_bad_metric_specs_are_explained(spec, message):
+def test_bad_metric_specs_are_usage_errors_that_explain(spec, message):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", spec)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert message in result.output
 
 
@@ -180,7 +184,7 @@ def test_info_prints_the_info_json():
     assert info["name"] == "chrf" and len(info["stats"]) == 24
     assert info["signature"].startswith("case:mixed|eff:yes|nc:6|nw:2|space:no|")
     bad = run_cli("info", "f1")
-    assert bad.exit_code == 1 and "Missing option '--labels'" in bad.output.replace('"', "'")
+    assert bad.exit_code == 2 and "Missing option '--labels'" in bad.output.replace('"', "'")
 
 
 @pytest.mark.parametrize("systems", [
@@ -204,6 +208,6 @@ def test_i_takes_one_or_more_systems_as_sacrebleu_does(systems):
 
 
 def test_a_file_after_the_systems_and_another_option_is_refused():
-    result = run_cli("corpus-score", DE_EN_REFS[0], "-i", DE_EN_HYP, "-m", "bleu", DE_EN_HYP2)
+    result = run_cli("corpus-score", DE_EN_REFS[0], "-i", DE_EN_HYP, "-w", "2", DE_EN_HYP2)
     assert result.exit_code == 2
     assert f"{DE_EN_HYP2!r} comes after -i and another option" in result.output

@@ -60,6 +60,10 @@ def test_corpus_score_on_the_cluster_equals_the_local_run(cluster, tmp_path):
             assert ours[key] == pytest.approx(theirs[key], abs=1e-12)
         assert ours.get("p_value") == theirs.get("p_value")
         assert ours["signature"] == theirs["signature"]
+        assert ours["name"] == theirs["name"]  # BLEU's details come from a worker
+        assert ours.get("verbose_score") == theirs.get("verbose_score")
+    assert [row["name"] for row in remote[:3]] == ["BLEU", "TER", "BLEU"]
+    assert "verbose_score" in remote[0] and "verbose_score" not in remote[2]
 
 
 def test_an_external_evaluator_starts_once_per_worker(cluster, tmp_path):

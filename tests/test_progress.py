@@ -23,6 +23,7 @@ def at_once(monkeypatch):
 
 
 def test_scoring_shows_a_bar_that_counts_every_item_in_chunks(monkeypatch, at_once):
+    monkeypatch.setattr(sources, "FIRST_CHUNK_ITEMS", 40)
     monkeypatch.setattr(sources, "CHUNK_ITEMS", 40)
     stream = Terminal()
     refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
@@ -49,3 +50,46 @@ def test_clear_erases_the_bars_still_drawn(at_once):
     assert bars._open
     bars.clear()
     assert not bars._open and stream.getvalue().endswith("\r")
+
+
+def test_chunks_grow_while_the_evaluator_is_fast():
+    sizes = []
+
+    class Watched(BLEU):
+        def stats_many(self, items, strip=True):
+            sizes.append(len(items))
+            return super().stats_many(items, strip)
+
+    refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
+    hyps = {"a": read_lines(DE_EN_HYP), "b": read_lines(DE_EN_HYP)[::-1]}
+    rows = sources.corpus_rows(Watched(), refs, hyps)
+    assert sizes == [50, 100, 150]  # 300 items, doubling from FIRST_CHUNK_ITEMS
+    assert rows["a"].tolist() == BLEU().stats_many(list(zip(refs, hyps["a"]))).tolist()
+
+
+@pytest.mark.parametrize("size, seconds, following", [
+    (50, 0.1, 100), (1600, 0.1, 2000), (2000, 0.1, 2000),  # fast: double, up to the most
+    (50, 1.0, 50),  # about right: keep
+    (50, 3.0, 25), (1, 30.0, 1),  # slow: halve, down to one item
+])
+def test_the_next_chunk_size(size, seconds, following):
+    assert sources._next_chunk_size(size, seconds) == following
+
+
+def test_a_long_label_is_cut_at_its_start_so_rate_and_time_stay(at_once):
+    stream = Terminal()  # says no width: drawn in 80 columns
+    phase = TerminalProgress(stream).start("resampling: /a/very/long/path/to/" + "x" * 60
+                                           + "/system.txt, bleu", 100)
+    phase.advance(10)
+    drawn = stream.getvalue().split("\r")[-1]
+    assert drawn.startswith("…") and "system.txt, bleu" in drawn
+    assert "10/100" in drawn and "it/s]" in drawn and len(drawn) <= 80
+    phase.close()
+
+
+def test_bytes_are_counted_in_bytes(at_once):
+    stream = Terminal()
+    phase = TerminalProgress(stream).start("reading log.jsonl", 4 << 20, unit="B")
+    phase.advance(1 << 20)
+    assert "1.00M/4.00M" in stream.getvalue() and "B/s" in stream.getvalue()
+    phase.close()

@@ -5,18 +5,15 @@ files written here. Each invocation runs both commands side by side."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pty
-import random
 import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-import numpy as np
 import pytest
 import sacrebleu
 from sacrebleu.dataset import DATASETS

@@ -149,7 +149,8 @@ def test_a_failing_batch_names_the_item_that_fails_alone():
 
 @pytest.mark.parametrize("first_segment", [1, 11])
 def test_a_failure_in_a_corpus_names_the_segment_and_system(monkeypatch, first_segment):
-    monkeypatch.setattr(sources, "CHUNK_ITEMS", 3)  # the failure is in the third chunk
+    monkeypatch.setattr(sources, "FIRST_CHUNK_ITEMS", 3)  # the failure is in the third
+    monkeypatch.setattr(sources, "CHUNK_ITEMS", 3)  # chunk
     refs = [["r"]] * 5
     systems = {"a.txt": ["x"] * 5, "b.txt": ["y", "y", "y", "bad", "y"]}
     with pytest.raises(EvaluatorError) as caught:

@@ -1,4 +1,5 @@
-"""The exceptions a user can see. The CLI turns each into one message and exit status 1."""
+"""The exceptions and warnings a user can see. The CLI turns each error into one message
+and exit status 1, or 2 for a usage problem."""
 
 from __future__ import annotations
 
@@ -53,6 +54,23 @@ class SetupError(EvalprotoError, ValueError):
     optional extra). It is a ValueError too, as a Python caller expects of a bad value."""
 
 
+class UsageProblem(EvalprotoError):
+    """A call that asks for something impossible or unknown with these inputs: an unknown
+    metric or option, options that contradict each other (the command line reports it
+    as a usage error, exit status 2)."""
+
+
+class SpecError(SetupError, UsageProblem):
+    """An evaluator spec that names an unknown evaluator, or an option it does not have
+    or a bad value for one (`-m "bleu --tokenise intl"`): a usage error, and for a
+    Python caller a bad value (ValueError) like any SetupError."""
+
+
 class EvaluatorWarning(UserWarning):
     """Something a user should know about an evaluator that still gave numbers, e.g. one
     that did not describe itself."""
+
+
+class InputWarning(UserWarning):
+    """Input that is read as asked but looks like it was meant otherwise: hypotheses that
+    look tokenized (sacrebleu's BLEU warning), a JSON Lines file read as plain text."""

@@ -1,7 +1,7 @@
 """How long work tells the user how far it has come, without knowing who is watching.
 
 Lower layers report progress through a `Progress` they are given: `start` a phase with
-its total, `advance` it, `close` it. The command line passes one that draws bars on a
+its total (of items, or of bytes with unit "B"), `advance` it, `close` it. The command line passes one that draws bars on a
 terminal (evalproto.cli.progress); everyone else gets `QUIET`, which does nothing.
 """
 
@@ -17,7 +17,7 @@ class Phase(Protocol):
 
 
 class Progress(Protocol):
-    def start(self, label: str, total: int) -> Phase: ...
+    def start(self, label: str, total: int, unit: str = "") -> Phase: ...
 
 
 class _Silent:
@@ -27,7 +27,7 @@ class _Silent:
     def close(self) -> None:
         pass
 
-    def start(self, label: str, total: int) -> _Silent:
+    def start(self, label: str, total: int, unit: str = "") -> _Silent:
         return self
 
 

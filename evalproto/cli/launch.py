@@ -22,6 +22,7 @@ import sys
 import warnings
 from typing import Sequence
 
+from evalproto.cli import pipes
 from evalproto.cli.words import METRIC_FLAGS, option_values
 
 _JOBS_FLAGS = ("-j", "--jobs")
@@ -65,7 +66,10 @@ def main() -> None:
         head_start(sys.argv[1:])
         from evalproto.cli.main import main as cli_main
 
-        cli_main(prog_name="evalproto")
+        try:
+            cli_main(prog_name="evalproto")
+        finally:
+            pipes.flush_stdout()
     except (Interrupted, KeyboardInterrupt):
         if "evalproto.cli.progress" in sys.modules:  # erase the bars still drawn
             sys.modules["evalproto.cli.progress"].clear()

@@ -2,32 +2,62 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
 import evalproto
-from evalproto.cli import sacrebleu
+from evalproto.cli import pipes, sacrebleu
 from evalproto.cli.progress import TerminalProgress
 from evalproto.cli.options import (
     CONTEXT,
     MetricsCommand,
     analysis_from,
     analysis_options,
+    check_command,
+    check_paths,
     check_scheduler,
     metric_options,
     metric_specs,
     output_option,
     reports_errors,
     rerank_option,
+    sacrebleu_flag_options,
     scheduler_option,
+    score_only_option,
     seed_option,
     timeout_option,
 )
 
 
-@click.group(context_settings=CONTEXT)
+class Commands(click.Group):
+    """evalproto's commands, for which a reader that stops early (`evalproto list | head
+    -1`) is no error: the rest of the output is dropped and the exit status is 0, where
+    click would exit with 1."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _reader_may_go():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _reader_may_go():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _reader_may_go() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        if not pipes.stdout_reader_gone():
+            raise
+        pipes.drop_stdout()
+        raise click.exceptions.Exit(0) from None
+
+
+@click.group(cls=Commands, context_settings=CONTEXT)
 @click.version_option(evalproto.__version__, "-V", "--version", prog_name="evalproto")
 def main() -> None:
     """Score corpora with pluggable metric evaluators, in process or over the
@@ -36,6 +66,7 @@ def main() -> None:
 
 def split_files(files: Sequence[str], inputs: Sequence[str]) -> Tuple[List[str], List[str]]:
     """Reference and hypothesis paths: REF... HYP, or REF... with -i HYP..."""
+    check_paths([*files, *inputs])
     if inputs:
         return list(files), list(inputs)
     if len(files) < 2:
@@ -50,11 +81,27 @@ def check_sentence_level(sentence_level: bool, analysis: Any, groups: Any) -> No
                                "combine with confidence intervals, paired tests or groups")
 
 
-def render(comparison: Any, output_format: str, width: int) -> str:
+def check_score_only(score_only: bool, output_format: str) -> None:
+    if score_only and output_format != "text":
+        raise click.UsageError(f"-b prints bare scores, one per line; it does not combine "
+                               f"with -f {output_format}")
+
+
+def render(comparison: Any, output_format: str, width: int, score_only: bool,
+           progress: TerminalProgress) -> str:
+    """The report's text, made under a progress phase of its own (its bar, if the
+    report is slow to make, is gone before the report is written)."""
+    phase = progress.start("report", 1)
     if comparison.segments:
-        return evalproto.format_segments(comparison.segments, comparison.ids, output_format,
-                                         width)
-    return evalproto.format_results(comparison.results, output_format, width)
+        text = evalproto.format_segments(comparison.segments, comparison.ids, output_format,
+                                         width, score_only)
+    elif score_only:
+        text = evalproto.format_scores(comparison.results, width)
+    else:
+        text = evalproto.format_results(comparison.results, output_format, width)
+    phase.advance()
+    phase.close()
+    return text
 
 
 @main.command("corpus-score", cls=MetricsCommand, context_settings=CONTEXT)
@@ -64,8 +111,10 @@ def render(comparison: Any, output_format: str, width: int) -> str:
                    "(the first is the baseline of paired tests). With -i, every file before "
                    "it is a reference.")
 @metric_options
+@sacrebleu_flag_options
 @click.option("-sl", "--sentence-level", is_flag=True,
               help="Print each segment's score instead of the corpus score.")
+@score_only_option
 @click.option("--data-format", type=click.Choice(["text", "dynabench", "oasst"]),
               default="text", show_default=True,
               help="text: one segment per line. dynabench: a JSON Lines dataset of "
@@ -82,9 +131,10 @@ def render(comparison: Any, output_format: str, width: int) -> str:
 @reports_errors
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
-                 timeout: Optional[float], jobs: int, sentence_level: bool, data_format: str,
-                 ref_field: str, hyp_field: str, scheduler: Optional[str], groups_path: Optional[str],
-                 output_format: str, width: int, output: str, **analysis_flags: Any) -> None:
+                 timeout: Optional[float], jobs: int, sentence_level: bool, score_only: bool,
+                 data_format: str, ref_field: str, hyp_field: str, scheduler: Optional[str],
+                 groups_path: Optional[str], output_format: str, width: int, output: str,
+                 **analysis_flags: Any) -> None:
     """Score hypothesis files against reference files, one segment per line.
 
     Reference files come first, then the hypothesis file; '-' reads standard input
@@ -95,6 +145,8 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
     specs = metric_specs(ctx, metrics, evaluators)
     analysis = analysis_from(len(hyp_paths), **analysis_flags)
     check_sentence_level(sentence_level, analysis, groups_path)
+    check_score_only(score_only, output_format)
+    progress = TerminalProgress()
     if scheduler:
         check_scheduler(jobs, [*ref_paths, *hyp_paths])
         if data_format != "text":
@@ -102,21 +154,24 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
                                    f"--data-format {data_format} runs locally")
         comparison = evalproto.score_on_cluster(scheduler, ref_paths, hyp_paths, specs,
                                                 analysis, timeout, groups_path, sentence_level,
-                                                TerminalProgress())
+                                                progress)
     else:
-        corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field)
+        corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field,
+                                        progress)
         if groups_path:
             corpus.tags = evalproto.read_groups(groups_path, corpus.ids)
         elif corpus.tags and not any(corpus.tags) or sentence_level:
             corpus.tags = None  # a dataset's tags are groups, except for -sl
         comparison = evalproto.score_corpus(corpus, specs, analysis, jobs, timeout,
-                                            sentence_level, TerminalProgress())
-    evalproto.write_output(output, render(comparison, output_format, width))
+                                            sentence_level, progress)
+    evalproto.write_output(output, render(comparison, output_format, width, score_only,
+                                          progress))
 
 
 @main.command("stats", cls=MetricsCommand, context_settings=CONTEXT)
 @click.argument("files", nargs=-1, required=True, metavar="REF... HYP")
 @metric_options
+@sacrebleu_flag_options
 @click.option("-o", "--output", required=True, metavar="FILE",
               help="The stats file to write (atomically); '-' for standard output.")
 @click.option("--system", help="The system's name in the file; default: the HYP path. Give "
@@ -134,12 +189,13 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
     ref_paths, (hyp_path,) = split_files(files, ())
     specs = metric_specs(ctx, metrics, evaluators)
     corpus = None
+    progress = TerminalProgress()
     if scheduler:
         check_scheduler(jobs, files)
     else:
-        corpus = evalproto.read_corpus(ref_paths, [hyp_path])
+        corpus = evalproto.read_corpus(ref_paths, [hyp_path], progress)
     columns, ids, rows = evalproto.write_stats_files(
-        corpus, specs, system or hyp_path, first_id, jobs, timeout, TerminalProgress(),
+        corpus, specs, system or hyp_path, first_id, jobs, timeout, progress,
         scheduler, ref_paths, hyp_path)
     evalproto.write_stats(output, system or hyp_path, len(ref_paths), columns, ids, rows)
 
@@ -153,11 +209,12 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
 @timeout_option
 @click.option("--partial", is_flag=True,
               help="Reduce the segments that are there even if shards are missing.")
+@score_only_option
 @analysis_options
 @reports_errors
 def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optional[float],
-           partial: bool, groups_path: Optional[str], output_format: str, width: int,
-           output: str, **analysis_flags: Any) -> None:
+           partial: bool, score_only: bool, groups_path: Optional[str], output_format: str,
+           width: int, output: str, **analysis_flags: Any) -> None:
     """Merge stats files and report on them as corpus-score does.
 
     Every file must hold the same metrics with the same signatures. The shards of a
@@ -166,9 +223,14 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
     is the baseline of paired tests.
     """
     analysis = analysis_from(None, **analysis_flags)
+    check_score_only(score_only, output_format)
+    for command in evaluators:
+        check_command(command)
+    progress = TerminalProgress()
     comparison = evalproto.reduce_stats(files, evaluators, analysis, partial, timeout,
-                                        groups_path, TerminalProgress())
-    evalproto.write_output(output, render(comparison, output_format, width))
+                                        groups_path, progress)
+    evalproto.write_output(output, render(comparison, output_format, width, score_only,
+                                          progress))
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -218,7 +280,8 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
         check_scheduler(1, logs)
     scores = evalproto.lm_score(logs, by=by, confidence=confidence_n if confidence else 0,
                                 seed=seed, reranker=reranker, raw=raw,
-                                skip_first_token=skip_first_token, scheduler=scheduler)
+                                skip_first_token=skip_first_token, scheduler=scheduler,
+                                progress=TerminalProgress())
     records = [record for score in scores for record in score.to_dict()]
     evalproto.write_output(output, evalproto.format_lm_json(records) if output_format == "json"
                            else evalproto.format_lm_text(records))
@@ -241,7 +304,8 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
                reranker: Optional[Tuple[float, float]], output_format: str, output: str) -> None:
     """Paired significance test of every rate between two logs of the same data
     (`lmc diff`, with p-values). Logs whose fingerprints differ are refused."""
-    comparison = evalproto.lm_compare(baseline, other, test, samples, seed, reranker)
+    comparison = evalproto.lm_compare(baseline, other, test, samples, seed, reranker,
+                                      TerminalProgress())
     evalproto.write_output(output, evalproto.format_lm_json(comparison.rows)
                            if output_format == "json" else
                            evalproto.format_lm_comparison(comparison.rows, baseline, other))

@@ -4,39 +4,116 @@ bad value into a usage error (exit 2) before any work starts."""
 from __future__ import annotations
 
 import math
+import os
+import shlex
+import shutil
 from functools import wraps
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import click
 
 import evalproto
-from evalproto.cli.words import METRIC_FLAGS, UsageMistake, option_values, spread_inputs
+from evalproto.cli.metric_flags import SACREBLEU_FLAGS, given_options, options_for
+from evalproto.cli.words import METRIC_FLAGS, UsageMistake, option_values, spread_values
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
 class MetricsCommand(click.Command):
     """A command whose -m and -e keep their command-line order (click collects each
-    repeated option apart), and whose -i takes several files, as sacrebleu's does."""
+    repeated option apart), and whose -i and -m take several values, as sacrebleu's
+    do: `-i A B -m bleu chrf`. Every word after -m up to the next option is a metric,
+    so a file there is a usage error that says where files go."""
 
     def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
         takes_value = {name for param in self.params if isinstance(param, click.Option)
                        and not param.is_flag and not param.count for name in param.opts}
-        if "-i" in takes_value:
-            try:
-                args = spread_inputs(args, takes_value)
-            except UsageMistake as exc:
-                raise click.UsageError(str(exc), ctx) from None
-        ctx.meta["metric_order"] = [kind for kind, _ in option_values(args, METRIC_FLAGS)]
+        try:
+            args = spread_values(args, takes_value)
+        except UsageMistake as exc:
+            raise click.UsageError(str(exc), ctx) from None
+        found = option_values(args, METRIC_FLAGS)
+        registered = evalproto.registered_evaluators()
+        for kind, value in found:
+            name = value.split()[0] if value.split() else ""
+            if kind == "in-process" and name not in registered and os.path.exists(value):
+                raise click.UsageError(
+                    f"{value!r} comes after -m, where metrics go, but it is a file: give "
+                    f"the files before -m (REF... HYP -m bleu chrf, or REF... -i HYP... "
+                    f"-m bleu chrf), or end the metrics with --", ctx)
+        ctx.meta["metric_order"] = [kind for kind, _ in found]
         return super().parse_args(ctx, args)
+
+
+def check_paths(paths: Sequence[str]) -> None:
+    """A file name that is no file but a metric's name is a usage error that points to
+    -m: `corpus-score REF HYP chrf` never reads a file named chrf that is not there."""
+    registered = evalproto.registered_evaluators()
+    for path in paths:
+        if path in registered and not os.path.exists(path):
+            raise click.UsageError(f"{path!r} is not a file but the name of a metric: name "
+                                   f"metrics with -m (-m bleu {path})")
 
 
 def metric_specs(ctx: click.Context, metrics: Sequence[str],
                  evaluators: Sequence[str]) -> List[Any]:
-    """The -m and -e metrics in command-line order; `bleu` if none was named."""
+    """The -m and -e metrics in command-line order (`bleu` if none was named), with
+    sacrebleu's metric options (-tok, -lc, -cw, ...) applied to the -m metrics they
+    belong to, checked before any work starts: an unknown metric or option, an -e
+    that names a metric rather than a command, a sacrebleu option that contradicts a
+    spec's own or belongs to none of the metrics are usage errors (exit 2)."""
     values = {"in-process": iter(metrics), "command": iter(evaluators)}
     specs = [evalproto.MetricSpec(kind, next(values[kind])) for kind in ctx.meta["metric_order"]]
-    return specs or [evalproto.MetricSpec("in-process", "bleu")]
+    specs = specs or [evalproto.MetricSpec("in-process", "bleu")]
+    for spec in specs:
+        if not spec.in_process:
+            check_command(spec.spec)
+    flags = ctx.meta.get("sacrebleu_flags", {})
+    try:
+        names = [evalproto.evaluator_name(spec.spec) if spec.in_process else None
+                 for spec in specs]
+        for flag, _ in given_options(flags):
+            if flag.metric not in names:
+                raise click.UsageError(
+                    f"{flag.short} is an option of {flag.metric} (as in sacrebleu), and no "
+                    f"-m {flag.metric} is among the metrics: add -m {flag.metric}, or "
+                    f"leave {flag.short} out")
+        return [evalproto.MetricSpec("in-process", evalproto.with_options(
+            spec.spec, options_for(name, flags))) if spec.in_process else spec
+            for spec, name in zip(specs, names)]
+    except evalproto.UsageProblem as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def check_command(command: str) -> None:
+    """An -e command that is no program but a built-in metric's name (`-e bleu`) is a
+    usage error that points to -m."""
+    try:
+        program = shlex.split(command)[:1]
+    except ValueError:
+        return  # the run reports what is wrong with it
+    if program and program[0] in evalproto.registered_evaluators() and \
+            shutil.which(program[0]) is None:
+        name = program[0]
+        raise click.UsageError(f"-e runs a command, and there is no command {name!r}: "
+                               f"{name} is a built-in metric, which -m {name} runs in process "
+                               f"(or -e {name}-evaluator over the protocol)")
+
+
+def _remember_flag(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    ctx.meta.setdefault("sacrebleu_flags", {})[param.name] = value
+
+
+def sacrebleu_flag_options(command: Callable) -> Callable:
+    """sacrebleu's metric options (-tok, -s, -sv, -lc, --force, -cc, -cw, --chrf-*,
+    --ter-*), each setting its evaluator's option in every -m of that metric; see
+    `metric_specs`."""
+    return apply([click.option(
+        *flag.flags, flag.dest, is_flag=flag.is_flag,
+        metavar=None if flag.is_flag else flag.option.lstrip("-").upper(),
+        expose_value=False, callback=_remember_flag,
+        help=f"sacrebleu's {flag.short}: {flag.metric}'s {flag.option}, for every "
+             f"-m {flag.metric}.") for flag in SACREBLEU_FLAGS], command)
 
 
 def reports_errors(command: Callable) -> Callable:
@@ -103,6 +180,11 @@ scheduler_option = click.option(
     help="Compute on a Dask cluster: a scheduler address such as tcp://host:8786, or "
          "local[:N] for N local worker processes (default 2). Needs evalproto[dask].")
 
+score_only_option = click.option(
+    "-b", "--score-only", is_flag=True,
+    help="Print only the scores, one per line, in the order of the JSON rows (sacrebleu's "
+         "-b); with -sl, each segment's.")
+
 timeout_option = click.option(
     "--timeout", type=click.FloatRange(min=0), default=120.0, show_default=True,
     callback=_seconds,
@@ -112,9 +194,10 @@ timeout_option = click.option(
 def metric_options(command: Callable) -> Callable:
     """-m, -e, --timeout and -j."""
     return apply([
-        click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC",
-                     help='A built-in evaluator, run in process, e.g. "bleu --tokenize '
-                          'intl". Repeatable; the default is bleu.'),
+        click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC...",
+                     help='Built-in evaluators, run in process, as in sacrebleu: -m bleu '
+                          'chrf ter, or -m bleu -m chrf; a spec with options is quoted, '
+                          'e.g. "bleu --tokenize intl". The default is bleu.'),
         click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
                      help='An external evaluator command spoken to over the protocol, e.g. '
                           '"bleu-evaluator --lowercase". Repeatable.'),

@@ -39,6 +39,7 @@ import numpy as np
 from tabulate import tabulate
 
 import evalproto
+from evalproto.cli.metric_flags import options_for
 
 
 def _sacrebleu(module: str) -> Any:
@@ -62,7 +63,6 @@ LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 """sacrebleu's default BLEU tokenizer for a target language (-l); 13a for any other."""
 OUTPUT_FORMATS = ["json", "text", "latex"]
 PAIRED_DEFAULTS = {"bs": 1000, "ar": 10000}
-TOKENIZED_LINES = 100
 
 COLOR_CODES = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m",
                "cyan": "\x1b[36m"}
@@ -308,11 +308,10 @@ class Resampling:
 class Metric:
     """One of sacrebleu's metrics, computed by an evalproto evaluator."""
 
-    def __init__(self, key: str, spec: str, warns_tokenized: bool = False) -> None:
+    def __init__(self, key: str, spec: str) -> None:
         self.key = key  # sacrebleu's name for the metric class: BLEU, CHRF, TER
         self.metric = evalproto.load(spec)
         self.name = self.metric.name  # the score's name: BLEU, chrF2, chrF2++, TER
-        self.warns_tokenized = warns_tokenized
         self.nrefs = 0  # references per segment, as the signature says
 
     def rows(self, refs: Sequence[Sequence[str]], hyps: Sequence[str]) -> np.ndarray:
@@ -322,8 +321,9 @@ class Metric:
         return table.rows["system"]
 
     def warn_if_tokenized(self, hyps: Sequence[str]) -> None:
-        """sacrebleu's BLEU warns when 100 hypotheses or more end in " ."."""
-        if self.warns_tokenized and sum(hyp.endswith(" .") for hyp in hyps) >= TOKENIZED_LINES:
+        """sacrebleu's warning, in its words, where the evaluator finds the input looks
+        tokenized (BLEU without --force: 100 hypotheses or more end in " .")."""
+        if self.metric.input_warnings(hyps):
             LOG.warning("That's 100 lines that end in a tokenized period ('.')")
             LOG.warning("It looks like you forgot to detokenize your test data, which may "
                         "hurt your score.")
@@ -370,6 +370,13 @@ def make_metrics(args: argparse.Namespace, nrefs: int) -> Dict[str, Metric]:
     return metrics
 
 
+def metric_spec(metric: str, args: argparse.Namespace, **settled: Any) -> str:
+    """The evalproto spec of one of sacrebleu's metrics: its options as sacrebleu's
+    arguments give them (evalproto.cli.metric_flags), with the values `settled` here
+    (by argparse destination) in place of the arguments'."""
+    return evalproto.with_options(metric, options_for(metric, {**vars(args), **settled}))
+
+
 def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
     """BLEU with sacrebleu's options, its tokenizer by target language (-l), its advice
     when -tok contradicts the language, and effective order at sentence level."""
@@ -386,40 +393,23 @@ def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
     if tokenizer not in ("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab"):
         raise fail(f"The {tokenizer} tokenizer needs a SentencePiece model that sacrebleu "
                    f"downloads; evalproto's BLEU does not have it.")
-    method, value = args.bleu_smooth_method, args.bleu_smooth_value
-    spec = f"bleu --tokenize {tokenizer} --smooth-method {method}"
-    if value is not None:
-        spec += f" --smooth-value {value!r}"
-    if args.bleu_lowercase:
-        spec += " --lowercase"
+    spec = metric_spec("bleu", args, bleu_tokenize=tokenizer)
     if sentence_level:  # sacrebleu turns effective order on for sentence BLEU
         spec += " --effective-order"
-    return Metric("BLEU", spec, warns_tokenized=not args.bleu_force)
+    return Metric("BLEU", spec)
 
 
 def make_chrf(args: argparse.Namespace, sentence_level: bool) -> Metric:
     """chrF with the --chrf-* options; named chrF<beta> with a + per word order."""
-    chars, words, beta = args.chrf_char_order, args.chrf_word_order, args.chrf_beta
     # beta enters only squared: sacrebleu's chrF-1 is evalproto's chrf --beta 1
-    spec = f"chrf --char-order {chars} --word-order {words} --beta {abs(beta)}"
-    for flag, given in (("--lowercase", args.chrf_lowercase),
-                        ("--whitespace", args.chrf_whitespace),
-                        ("--eps-smoothing", args.chrf_eps_smoothing)):
-        spec += f" {flag}" if given else ""
-    metric = Metric("CHRF", spec)
-    metric.name = f"chrF{beta}" + "+" * words  # sacrebleu's, with its sign
+    metric = Metric("CHRF", metric_spec("chrf", args, chrf_beta=abs(args.chrf_beta)))
+    metric.name = f"chrF{args.chrf_beta}" + "+" * args.chrf_word_order  # with its sign
     return metric
 
 
 def make_ter(args: argparse.Namespace, sentence_level: bool) -> Metric:
     """TER with the --ter-* options."""
-    spec = "ter"
-    for flag, given in (("--normalized", args.ter_normalized),
-                        ("--no-punct", args.ter_no_punct),
-                        ("--asian-support", args.ter_asian_support),
-                        ("--case-sensitive", args.ter_case_sensitive)):
-        spec += f" {flag}" if given else ""
-    return Metric("TER", spec)
+    return Metric("TER", metric_spec("ter", args))
 
 
 # -- formatting scores ------------------------------------------------------------------

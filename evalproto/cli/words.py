@@ -1,15 +1,18 @@
 """Reading words of a command line before click does: the launcher needs the -e
 commands before any slow import, and the commands need the order of -m and -e (click
-collects each repeated option apart) and sacrebleu's `-i H1 H2 ...`. Only the standard
-library is imported here, as in the launcher."""
+collects each repeated option apart) and sacrebleu's `-i H1 H2 ...` and `-m bleu chrf`.
+Only the standard library is imported here, as in the launcher."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 METRIC_FLAGS = {"-m": "in-process", "--metric": "in-process", "-e": "command",
                 "--evaluator": "command"}
 INPUT_FLAGS = ("-i", "--input")
+GREEDY_FLAGS = {"-i": "-i", "--input": "-i", "-m": "-m", "--metric": "-m"}
+"""The options that take every word after them up to the next option, as sacrebleu's
+-i and -m do (each spelling, with the short spelling it stands for)."""
 
 
 class UsageMistake(ValueError):
@@ -32,10 +35,11 @@ def option_values(args: Sequence[str], flags: Dict[str, str]) -> List[Tuple[str,
     return found
 
 
-def spread_inputs(args: Sequence[str], value_options: set) -> List[str]:
-    """sacrebleu's `-i H1 H2 ...`: every word after -i up to the next option is a system,
-    given to click as its own `-i`. A file that comes after the systems and another
-    option is refused: it would otherwise be read as a reference."""
+def spread_values(args: Sequence[str], value_options: Set[str]) -> List[str]:
+    """sacrebleu's `-i H1 H2 ...` and `-m bleu chrf ter`: every word after -i (or -m) up
+    to the next option is a value of its own, given to click as its own `-i` (`-m`).
+    A word after the systems and another option is refused: it would otherwise be
+    read as a reference. `value_options` are the command's options that take a value."""
     words = list(args)
     spread: List[str] = []
     after_inputs = False
@@ -45,14 +49,15 @@ def spread_inputs(args: Sequence[str], value_options: set) -> List[str]:
         i += 1
         if word == "--":
             return spread + words[i - 1:]
-        if _is_input_flag(word):
-            after_inputs = True
+        flag = _greedy_flag(word)
+        if flag is not None and flag in value_options:
+            after_inputs = after_inputs or flag == INPUT_FLAGS[0]
             spread.append(word)
-            if word in INPUT_FLAGS and i < len(words) and not _is_option(words[i]):
-                spread.append(words[i])  # -i's own value
+            if word in GREEDY_FLAGS and i < len(words) and not _is_option(words[i]):
+                spread.append(words[i])  # the option's own value
                 i += 1
             while i < len(words) and not _is_option(words[i]):
-                spread += [INPUT_FLAGS[0], words[i]]
+                spread += [flag, words[i]]
                 i += 1
         elif word in value_options:
             spread += words[i - 1:i + 1]
@@ -73,15 +78,12 @@ def _is_option(word: str) -> bool:
     return word.startswith("-") and word != "-"
 
 
-def _is_input_flag(word: str) -> bool:
-    return word in INPUT_FLAGS or word.startswith("--input=") or (
-        word.startswith("-i") and not word.startswith("--"))
-
-
-def _is_option(word: str) -> bool:
-    return word.startswith("-") and word != "-"
-
-
-def _is_input_flag(word: str) -> bool:
-    return word in INPUT_FLAGS or word.startswith("--input=") or (
-        word.startswith("-i") and not word.startswith("--"))
+def _greedy_flag(word: str) -> Optional[str]:
+    """"-i" or "-m" for a word that is one of them in any spelling (`-i`, `-iA`,
+    `--input`, `--input=A`), else None."""
+    name = word.partition("=")[0]
+    if name in GREEDY_FLAGS:
+        return GREEDY_FLAGS[name]
+    if not word.startswith("--") and word[:2] in GREEDY_FLAGS:
+        return word[:2]
+    return None

@@ -11,12 +11,12 @@ import copy
 import math
 from abc import ABC, abstractmethod
 from functools import lru_cache
-from typing import Any, ClassVar, Dict, Iterable, Iterator, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
 
-from evalproto.base.errors import EvaluatorError, SetupError
+from evalproto.base.errors import EvaluatorError, SpecError
 from evalproto.base.items import Item, checked_item, checked_items
 from evalproto.base.version import __version__
 from evalproto.wire.protocol import PROTOCOL_VERSION, RequestError
@@ -53,6 +53,11 @@ class Evaluator(ABC):
     sums them in float32, so its metrics (BLEU, chrF, TER) ask for float32 to give its
     confidence intervals and p-values to the bit; `score` must then accept float32
     scalars and compute with them as sacrebleu does."""
+    extra_decimals: int = 0
+    """Decimals that reports show beyond what `-w` asks of a percentage: 0 for a score
+    on a 0-100 scale (BLEU, TER), 2 for a fraction (WER), so that `-w 1` shows 0.609
+    where a percentage would show 60.9, and two systems that differ at that detail
+    never print the same."""
 
     @abstractmethod
     def stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]:
@@ -96,6 +101,13 @@ class Evaluator(ABC):
         """The details as sacrebleu prints them after the score ("" if it prints none)."""
         return ""
 
+    def input_warnings(self, hyps: Sequence[str]) -> List[str]:
+        """What looks wrong with a whole system's hypotheses for this metric, in words
+        (BLEU: lines that end in a tokenized period, as sacrebleu warns). Corpus scoring
+        shows each as a warning; the protocol server, which never sees a whole system,
+        does not ask."""
+        return []
+
     def signature_fields(self) -> Dict[str, Any]:
         """The settings that make two scores comparable, in signature order."""
         return {}
@@ -112,13 +124,16 @@ class Evaluator(ABC):
         return (cls.__doc__ or "").strip().split("\n")[0]
 
     def info(self) -> Dict[str, Any]:
-        """The INFO reply: what a client needs to check and label our replies."""
+        """The INFO reply: what a client needs to check and label our replies, and to
+        show our scores as in process (their name, their decimals)."""
         return {
             "name": self.name,
             "stats": list(self.stat_names),
             "higher_is_better": self.higher_is_better,
             "signature": self.signature(),
             "protocol": PROTOCOL_VERSION,
+            "score_name": self.score_name,
+            "extra_decimals": self.extra_decimals,
         }
 
     # -- what a row can be ------------------------------------------------------------
@@ -289,7 +304,7 @@ class Evaluator(ABC):
         try:
             return cls.from_args(args)
         except click.UsageError as exc:
-            raise SetupError(f"{cls.name}: {exc.format_message()}") from None
+            raise SpecError(f"{cls.name}: {exc.format_message()}") from None
 
     @classmethod
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:

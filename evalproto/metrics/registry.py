@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import shlex
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Optional, Sequence, Tuple
 
 import click
+from click.core import ParameterSource
 
-from evalproto.base.errors import SetupError
+from evalproto.base.errors import SetupError, SpecError
 from evalproto.metrics.evaluator import Evaluator
 
 GROUP = "evalproto.evaluators"
@@ -26,24 +28,64 @@ def load(name: str) -> type[Evaluator]:
     registered = available()
     if name not in registered:
         known = ", ".join(sorted(registered)) or "none (is evalproto installed?)"
-        raise SetupError(f"unknown evaluator {name!r}; registered evaluators: {known}")
+        raise SpecError(f"unknown evaluator {name!r}; registered evaluators: {known}")
     return registered[name].load()
+
+
+def spec_words(spec: str) -> Tuple[str, list]:
+    """A spec's evaluator name and option words: "bleu --tokenize intl" gives ("bleu",
+    ["--tokenize", "intl"])."""
+    try:
+        words = shlex.split(spec)
+    except ValueError as exc:
+        raise SpecError(f"cannot parse evaluator spec {spec!r}: {exc}") from None
+    if not words:
+        raise SpecError("an evaluator spec needs a name, e.g. 'bleu --tokenize intl'")
+    return words[0], words[1:]
 
 
 def from_spec(spec: str) -> Evaluator:
     """Build an evaluator from a spec such as "bleu --tokenize intl"."""
-    try:
-        words = shlex.split(spec)
-    except ValueError as exc:
-        raise SetupError(f"cannot parse evaluator spec {spec!r}: {exc}") from None
-    if not words:
-        raise SetupError("an evaluator spec needs a name, e.g. 'bleu --tokenize intl'")
-    name, *args = words
+    name, args = spec_words(spec)
     evaluator_class = load(name)
     try:
         return evaluator_class.from_args(args)
     except click.UsageError as exc:
-        raise SetupError(f"in evaluator spec {spec!r}: {exc.format_message()}") from None
+        raise SpecError(f"in evaluator spec {spec!r}: {exc.format_message()}") from None
+
+
+def with_options(spec: str, options: Sequence[Tuple[str, Optional[str], str]]) -> str:
+    """The spec with more options, each (the evaluator's option, its value or None for a
+    flag, how the caller was told it, e.g. "-tok zh"), appended unless the spec already
+    says the same. An option that the spec itself sets to something else is a SpecError
+    naming both: neither may silently win."""
+    name, args = spec_words(spec)
+    evaluator_class = load(name)
+    command = click.Command(name, params=list(evaluator_class.options))
+    try:
+        context = command.make_context(name, list(args))
+    except click.UsageError as exc:
+        raise SpecError(f"in evaluator spec {spec!r}: {exc.format_message()}") from None
+    params = {opt: param for param in evaluator_class.options for opt in param.opts}
+    added = []
+    for option, value, said in options:
+        param = params[option]
+        wanted: Any = True if value is None else _converted(param, context, value, said)
+        if context.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:
+            if context.params[param.name] != wanted:
+                shown = "" if param.is_flag else f" {context.params[param.name]}"
+                raise SpecError(f"{said} contradicts the spec {spec!r}, which sets "
+                                f"{option}{shown} itself: give the option once")
+            continue
+        added += [option] if value is None else [option, shlex.quote(value)]
+    return " ".join([spec.strip(), *added]) if added else spec
+
+
+def _converted(param: click.Parameter, context: click.Context, value: str, said: str) -> Any:
+    try:
+        return param.type_cast_value(context, value)
+    except click.BadParameter as exc:
+        raise SpecError(f"{said}: {exc.format_message()}") from None
 
 
 def describe(name: str) -> str:

@@ -27,6 +27,7 @@ import msgspec
 import numpy as np
 
 from evalproto.base.errors import InputError
+from evalproto.base.progress import QUIET, Progress
 from evalproto.base.gcpause import paused_gc
 from evalproto.metrics.lm import COLUMN, HIT_RANKS, STAT_NAMES, Reranker, split_hashes
 
@@ -193,13 +194,22 @@ class LogStats:
     reranking: List[Tuple[int, _Event]] = field(default_factory=list)  # events with results
 
 
-def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None) -> LogStats:
+def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None,
+              progress: Progress = QUIET) -> LogStats:
     """Rows for every event of a JSON Lines log; the reranker is fitted on the log
     unless one is given. The log is read in chunks of a few hundred kilobytes, each
     decoded by msgspec straight into the fields the statistics read and turned into rows
     at once, so a large log never exists as Python objects."""
-    stats = _joined(path, (_chunk_stats(path, first_line, chunk)
+    phase = progress.start(f"reading {path}", len(data), unit="B")
+
+    def chunk_stats(first_line: int, chunk: bytes) -> LogStats:
+        part = _chunk_stats(path, first_line, chunk)
+        phase.advance(len(chunk))
+        return part
+
+    stats = _joined(path, (chunk_stats(first_line, chunk)
                            for first_line, chunk in _line_chunks(data)))
+    phase.close()
     if not stats.users:
         raise InputError(f"{path}: no events; expected an LM Challenge log (JSON Lines)")
     if stats.reranking:

@@ -23,6 +23,7 @@ import numpy as np
 
 from evalproto.base.errors import InputError
 from evalproto.base.items import SegmentNumbers
+from evalproto.base.progress import QUIET, Progress
 
 STDIN = "-"
 
@@ -350,15 +351,37 @@ def _lines_of(path: str) -> Lines:
     return Lines(path, data)
 
 
-def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str]) -> Corpus:
+def looks_like_json_lines(lines: Sequence[str]) -> bool:
+    """Whether every line of a text is a JSON object (blank lines aside), as a dataset
+    or a file of predictions is, rather than one segment per line."""
+    found = False
+    for line in lines:
+        if not line:
+            continue
+        if not (line.startswith("{") and line.endswith("}")):
+            return False
+        try:
+            if not isinstance(msgspec.json.decode(line), dict):
+                return False
+        except (msgspec.DecodeError, RecursionError):
+            return False
+        found = True
+    return found
+
+
+def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                progress: Progress = QUIET) -> Corpus:
     """Read reference files and hypothesis files, checking they align line by line."""
     check_inputs(ref_paths, hyp_paths)
     columns = {}
+    phase = progress.start("reading", len(ref_paths) + len(hyp_paths))
     for path in [*ref_paths, *hyp_paths]:
         lines = _lines_of(path)
         if not lines:
             raise empty_file(path)
         columns[path] = lines
+        phase.advance()
+    phase.close()
     check_line_counts(ref_paths, hyp_paths, {path: len(lines) for path, lines in columns.items()})
     refs = SegmentReferences([columns[path] for path in ref_paths])
     return Corpus(refs, {path: columns[path] for path in hyp_paths},

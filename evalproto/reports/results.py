@@ -23,10 +23,13 @@ def escape(text: str) -> str:
 
 
 def result_record(result: Result) -> Dict[str, Any]:
+    """A result as a JSON object: evalproto's keys, with sacrebleu's `name` (BLEU,
+    chrF2, TER) and, where sacrebleu has one, its `verbose_score` beside them."""
     record: Dict[str, Any] = {"system": result.system, "metric": result.metric}
     if result.group is not None:
         record["group"] = result.group
     record.update({
+        "name": result.name,
         "score": result.score,
         "signature": result.signature,
         "n": result.n,
@@ -40,6 +43,8 @@ def result_record(result: Result) -> Dict[str, Any]:
         record["p_value"] = result.p_value
     if result.baseline:
         record["baseline"] = True
+    if result.verbose:
+        record["verbose_score"] = result.verbose
     return record
 
 
@@ -64,6 +69,9 @@ def format_tsv(results: Sequence[Result]) -> str:
 
 
 def _cell(result: Result, width: int) -> str:
+    """A score as the text shows it, with its interval and p-value when there are; in
+    `width` decimals, and the more a metric asks for (a fraction's two)."""
+    width += result.extra_decimals
     text = f"{result.score:.{width}f}"
     if result.mean is not None:
         text += f" ({result.mean:.{width}f} ± {result.ci:.{width}f})"
@@ -89,13 +97,29 @@ def _table(results: Sequence[Result], width: int) -> List[str]:
             for row in table]
 
 
+def _details(results: Sequence[Result], width: int) -> List[str]:
+    """Each system's sacrebleu line for each metric that has details, as sacrebleu
+    prints it but for the signature (`BLEU = 40.8 77.5/52.2/36.1/24.7 (BP = ...)`),
+    after the system and the metric."""
+    shown = [r for r in results if r.verbose]
+    if not shown:
+        return []
+    systems = max(len(escape(r.system)) for r in shown)
+    metrics = max(len(escape(r.metric)) for r in shown)
+    return ["", *(f"{escape(r.system):<{systems}}  {escape(r.metric):<{metrics}}  {r.name} = "
+                  f"{r.score:.{width + r.extra_decimals}f} {r.verbose}" for r in shown)]
+
+
 def format_text(results: Sequence[Result], width: int = 1) -> str:
-    """Systems as rows and metrics as columns, one table per group, then signatures."""
+    """Systems as rows and metrics as columns, with each metric's details (BLEU's), one
+    table per group, then signatures."""
     lines: List[str] = []
     for group in dict.fromkeys(r.group for r in results):
         if group is not None:
             lines += ["", f"Group: {escape(group)}"]
         lines += _table([r for r in results if r.group == group], width)
+        if group is None:
+            lines += _details([r for r in results if r.group is None], width)
     lines.append("")
     signatures = {r.metric: r.signature for r in results}
     lines += [f"{escape(metric)}: {escape(signature)}"
@@ -105,13 +129,21 @@ def format_text(results: Sequence[Result], width: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
+def format_scores(results: Sequence[Result], width: int = 1) -> str:
+    """Only the scores (sacrebleu's -b), one per line, in the order of the JSON rows:
+    each system's metrics, then each group's; as the text table shows them."""
+    return "".join(_cell(result, width) + "\n" for result in results)
+
+
 def format_segments(results: Sequence[SegmentScores], ids: Sequence[str], output_format: str,
-                    width: int = 1) -> str:
+                    width: int = 1, score_only: bool = False) -> str:
     """Each segment's own score, for every system and metric (sacrebleu's -sl), then the
-    signatures they were scored under."""
+    signatures they were scored under; or, with `score_only` (-b), only the scores,
+    one per line."""
     systems = list(dict.fromkeys(result.system for result in results))
     metrics = list(dict.fromkeys(result.metric for result in results))
     scores = {(result.metric, result.system): result.scores for result in results}
+    decimals = {result.metric: width + result.extra_decimals for result in results}
     signatures = {result.metric: result.signature for result in results}
     cells = [(segment, system, metric, float(scores[metric, system][i]))
              for i, segment in enumerate(ids) for system in systems for metric in metrics]
@@ -123,9 +155,12 @@ def format_segments(results: Sequence[SegmentScores], ids: Sequence[str], output
         return "segment\tsystem\tmetric\tscore\tsignature\n" + "".join(
             f"{escape(segment)}\t{escape(system)}\t{escape(metric)}\t{score!r}\t"
             f"{escape(signatures[metric])}\n" for segment, system, metric, score in cells)
+    if score_only:
+        return "".join(f"{score:.{decimals[metric]}f}\n" for _, _, metric, score in cells)
     lines = ["\t".join(["Segment", "System", *map(escape, metrics)])]
     lines += ["\t".join([escape(segment), escape(system),
-                         *(f"{scores[metric, system][i]:.{width}f}" for metric in metrics)])
+                         *(f"{scores[metric, system][i]:.{decimals[metric]}f}"
+                           for metric in metrics)])
               for i, segment in enumerate(ids) for system in systems]
     lines.append("")
     lines += [f"{escape(metric)}: {escape(signature)}" for metric, signature in signatures.items()]

@@ -4,6 +4,7 @@ cluster's workers."""
 
 from __future__ import annotations
 
+import time
 from typing import Dict, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
@@ -13,7 +14,13 @@ from evalproto.base.items import Item
 from evalproto.base.progress import QUIET, Progress
 
 CHUNK_ITEMS = 2000
-"""Items sent to a source at a time, so that progress moves and memory stays flat."""
+"""The most items sent to a source at a time, so that memory stays flat."""
+FIRST_CHUNK_ITEMS = 50
+CHUNK_SECONDS = 0.5
+"""Chunks start at FIRST_CHUNK_ITEMS items and double while one takes less than
+CHUNK_SECONDS (and halve when one takes four times that), so that progress moves
+about twice a second with a slow evaluator too, and a fast one still gets batches
+large enough to count in bulk."""
 
 
 class StatsSource(Protocol):
@@ -45,10 +52,11 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
     names = list(systems)
     segments = len(refs)
     phase = progress.start(f"scoring {label}".strip(), segments * len(names))
-    per_chunk = max(1, CHUNK_ITEMS // max(len(names), 1))
     found: Dict[str, np.ndarray] = {}
-    for start in range(0, segments, per_chunk):
-        stop = min(start + per_chunk, segments)
+    start, size = 0, FIRST_CHUNK_ITEMS
+    while start < segments:
+        began = time.monotonic()
+        stop = min(start + max(1, size // len(names)), segments)
         columns = [systems[name][start:stop] for name in names]
         items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs[start:stop])
                  for column in columns]
@@ -66,8 +74,18 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
         for j, name in enumerate(names):
             found[name][start:stop] = rows[:, j, :]
         phase.advance(len(items))
+        start = stop
+        size = _next_chunk_size(size, time.monotonic() - began)
     phase.close()
     if not found:
         width = len(source.stat_names or ())
         return {name: np.zeros((0, width)) for name in names}
     return found
+
+
+def _next_chunk_size(size: int, seconds: float) -> int:
+    if seconds < CHUNK_SECONDS:
+        return min(CHUNK_ITEMS, size * 2)
+    if seconds > 4 * CHUNK_SECONDS:
+        return max(1, size // 2)
+    return size

@@ -117,7 +117,10 @@ def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
         scorer = source.for_sentences() if sentences else source
         return {"stat_names": tuple(source.stat_names or ()),
                 "higher_is_better": source.higher_is_better, "signature": scorer.signature(),
-                "resample_dtype": getattr(source, "resample_dtype", np.float64)}
+                "resample_dtype": getattr(source, "resample_dtype", np.float64),
+                "name": getattr(source, "name", None),
+                "score_name": getattr(source, "score_name", None),
+                "extra_decimals": getattr(source, "extra_decimals", 0)}
     return _using(spec, timeout, description)
 
 
@@ -125,6 +128,11 @@ def score_vectors(spec: MetricSpec, timeout: Optional[float], vectors: np.ndarra
                   sentences: bool = False) -> np.ndarray:
     return _using(spec, timeout, lambda source: (
         source.for_sentences() if sentences else source).score_many(vectors))
+
+
+def verbose_score(spec: MetricSpec, timeout: Optional[float], total: np.ndarray) -> str:
+    return _using(spec, timeout, lambda source: getattr(source, "verbose_score",
+                                                        lambda total: "")(total))
 
 
 def item_rows(items: List[Item], spec: MetricSpec, timeout: Optional[float]) -> List[np.ndarray]:
@@ -198,6 +206,9 @@ class RemoteSource:
         self.higher_is_better: bool = info["higher_is_better"]
         self.resample_dtype: type = info["resample_dtype"]
         self._signature: str = info["signature"]
+        self.name: Optional[str] = info["name"]
+        self.score_name: Optional[str] = info["score_name"]
+        self.extra_decimals: int = info["extra_decimals"]
 
     def signature(self) -> str:
         return self._signature
@@ -205,6 +216,11 @@ class RemoteSource:
     def score_many(self, vectors: np.ndarray) -> np.ndarray:
         return self._client.submit(score_vectors, self._spec, self._timeout, vectors,
                                    self._sentences, pure=False).result()
+
+    def verbose_score(self, total: np.ndarray) -> str:
+        """What sacrebleu prints after the score of `total`, from a worker's evaluator."""
+        return self._client.submit(verbose_score, self._spec, self._timeout, total,
+                                   pure=False).result()
 
     def for_sentences(self) -> RemoteSource:
         return RemoteSource(self._client, self._spec, self._timeout, sentences=True)

@@ -27,6 +27,9 @@ from evalproto.sources.specs import MetricSpec
 
 _WORKER_SOURCE: Optional[StatsSource] = None
 _CHUNKS_PER_COPY = 4
+_DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_score",
+                 "input_warnings")
+"""What a copy may say of its scores beside them, which the pool says as the first."""
 
 
 def _start_worker(spec: MetricSpec) -> None:
@@ -82,6 +85,9 @@ class EvaluatorPool(ClosedOnExit):
         self.score_many = primary.score_many
         self.for_sentences = primary.for_sentences
         self.resample_dtype = getattr(primary, "resample_dtype", np.float64)
+        for attribute in _DESCRIPTIONS:  # what reports show beside the score
+            if hasattr(primary, attribute):
+                setattr(self, attribute, getattr(primary, attribute))
 
     def stats_many(self, items: Sequence[Item], strip: bool = True) -> np.ndarray:
         parts = [(start, items, strip)

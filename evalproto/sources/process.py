@@ -125,6 +125,18 @@ class EvaluatorProcess(ClosedOnExit):
         return self.info["name"] if self.info else self.command
 
     @property
+    def score_name(self) -> Optional[str]:
+        """The score's name, if INFO gives it (`score_name`, an extension: "BLEU")."""
+        self._described()
+        return self.info.get("score_name") if self.info else None
+
+    @property
+    def extra_decimals(self) -> int:
+        """Decimals beyond a percentage's, if INFO gives them (see Evaluator)."""
+        self._described()
+        return self.info.get("extra_decimals", 0) if self.info else 0
+
+    @property
     def higher_is_better(self) -> bool:
         """The direction INFO declared (higher, when it declares none)."""
         self._described()
@@ -446,6 +458,11 @@ def _info_problem(info: Any) -> Optional[str]:
                             ("higher_is_better", bool, "true or false")):
         if not isinstance(info.get(key), kind):
             return f"{key!r} is not {what}"
+    if not isinstance(info.get("score_name", ""), str):
+        return "'score_name' is not a string"
+    decimals = info.get("extra_decimals", 0)
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 20:
+        return "'extra_decimals' is not a whole number from 0 to 20"
     return None
 
 

@@ -84,7 +84,9 @@ class Estimate:
 class Result:
     """One metric's figures for one system, over the corpus or over one group. `score`,
     `mean`, `ci` and `p_value` are the main figure's; `figures` holds every figure of
-    a metric with several (LM Challenge's rates)."""
+    a metric with several (LM Challenge's rates). `name` is the score's name and
+    `verbose` what sacrebleu prints after it (BLEU's precisions); `extra_decimals` what
+    the text shows beyond a percentage's decimals (see Evaluator.extra_decimals)."""
 
     system: str
     metric: str
@@ -101,6 +103,9 @@ class Result:
     baseline: bool = False
     figures: Dict[str, Estimate] = field(default_factory=dict)
     group_key: str = "group"
+    name: str = ""
+    verbose: str = ""
+    extra_decimals: int = 0
 
 
 def analyse(tables: Sequence[StatsTable], analysis: Analysis,
@@ -127,7 +132,8 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     units = {system: unit_rows(rows, table.units) for system, rows in table.rows.items()}
     resampled = {}
     if analysis.bootstrap_n:  # every system on the same resamples, in one pass
-        phase = progress.start(f"resampling: {table.label}", analysis.bootstrap_n)
+        phase = progress.start(f"resampling: {table.label}" + (
+            f", {table.group_key} {group}" if group else ""), analysis.bootstrap_n)
         resampled = dict(zip(units, resampled_figures(
             list(units.values()), figures, analysis.bootstrap_n, analysis.seed,
             table.resample_dtype, phase.advance)))
@@ -135,6 +141,7 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     results = []
     for system, rows in table.rows.items():
         where = f"{system}, {table.label}" + (f", {table.group_key} {group}" if group else "")
+        shown = table.label if system == table.label else where  # an LM log is both
         total = checked_total(rows, table.stat_names, where)
         estimates = {name: Estimate(float(value[0])) for name, value in
                      table.figures(total[None, :]).items()}
@@ -150,7 +157,7 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
                 observed_differences(figures, units[baseline_name], units[system]),
                 analysis.inclusive)
         elif analysis.paired == "ar" and compared:
-            phase = progress.start(f"paired test: {table.label}, {system}", analysis.paired_n)
+            phase = progress.start(f"paired test: {shown}", analysis.paired_n)
             tests = approximate_randomization(units[baseline_name], units[system], figures,
                                               analysis.paired_n, analysis.seed,
                                               analysis.inclusive, phase.advance)
@@ -166,7 +173,8 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
             higher_is_better=table.metric.higher_is_better, group=group, mean=main.mean,
             ci=main.ci, p_value=main.p_value,
             baseline=bool(analysis.paired) and system == baseline_name,
-            figures=estimates, group_key=table.group_key))
+            figures=estimates, group_key=table.group_key, name=table.score_name,
+            verbose=table.verbose_score(total), extra_decimals=table.extra_decimals))
     return results
 
 
@@ -187,6 +195,7 @@ class SegmentScores:
     metric: str
     signature: str
     scores: np.ndarray
+    extra_decimals: int = 0
 
 
 def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
@@ -198,5 +207,6 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
         signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
         for system, rows in table.rows.items():
             results.append(SegmentScores(system, table.label, signature,
-                                         np.asarray(scorer.score_many(rows))))
+                                         np.asarray(scorer.score_many(rows)),
+                                         table.extra_decimals))
     return results

@@ -45,6 +45,12 @@ MAIN = "score"
 """The figure of a metric with one output."""
 
 
+def score_name(metric: Scorer, label: str) -> str:
+    """A metric's score name as sacrebleu names it (an evaluator's `score_name`: BLEU,
+    chrF2++, TER), or its own name (an external evaluator's INFO name), or `label`."""
+    return getattr(metric, "score_name", None) or getattr(metric, "name", None) or label
+
+
 def figures_of(metric: Scorer) -> Figures:
     """The metric's figures: its own, or its score as the one figure "score"."""
     own = getattr(metric, "figures", None)
@@ -91,6 +97,23 @@ class StatsTable:
     def resample_dtype(self) -> type:
         """The type resamples are summed in (see Evaluator.resample_dtype)."""
         return getattr(self.metric, "resample_dtype", np.float64)
+
+    @property
+    def score_name(self) -> str:
+        """The score's name as sacrebleu names it (BLEU, chrF2++, TER); else the
+        metric's own name, or the table's label."""
+        return score_name(self.metric, self.label)
+
+    @property
+    def extra_decimals(self) -> int:
+        """Decimals to show beyond a percentage's (see Evaluator.extra_decimals)."""
+        return int(getattr(self.metric, "extra_decimals", 0))
+
+    def verbose_score(self, total: np.ndarray) -> str:
+        """What sacrebleu prints after the score of these summed statistics (BLEU's
+        precisions and brevity penalty), or "" for a metric that prints nothing more."""
+        verbose = getattr(self.metric, "verbose_score", None)
+        return verbose(total) if verbose is not None else ""
 
     def _system_rows(self, system: Optional[str]) -> Tuple[str, np.ndarray]:
         name = system if system is not None else self.systems[0]

@@ -159,6 +159,11 @@ def console_command(evaluator_class: type[Evaluator]) -> click.Command:
         if info:
             click.echo(json.dumps(evaluator.info(), ensure_ascii=False))
             return
+        if sys.stdin.isatty():  # started by hand, where a tuner would pipe requests in
+            sys.stderr.write(f"{evaluator_class.name}-evaluator: reading SCORE/EVAL requests "
+                             f"from standard input, one per line; Ctrl-D ends (--help for "
+                             f"more)\n")
+            sys.stderr.flush()
         with evaluator:
             status = serve(evaluator, sys.stdin.buffer, sys.stdout.buffer, sys.stderr,
                            keep_going)
