@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from data import make_corpus
+from data import make_corpus, make_systems
 
 
 def pytest_addoption(parser):
@@ -14,6 +14,11 @@ def pytest_addoption(parser):
                      help="events in the synthetic LM Challenge log (default 1,000,000)")
     parser.addoption("--scale", default="100000,1000000",
                      help="segments of the --paired-bs scale runs, comma-separated")
+    parser.addoption("--systems", metavar="DIR", default=None,
+                     help="the report's load from real files: DIR holds a WMT22 language "
+                          "pair (*.ref.A.* is the reference; *.hyp.* and *.ref.B.* are the "
+                          "systems, the first four taken), of which the first 2,000 lines "
+                          "are used")
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +29,23 @@ def corpus(request, tmp_path_factory):
         refs = sorted(str(path) for path in Path(directory).glob("ref.*"))
         return refs, str(Path(directory) / "hyp")
     return make_corpus(tmp_path_factory.mktemp("corpus"), 2000)
+
+
+@pytest.fixture(scope="session")
+def four_systems(request, tmp_path_factory):
+    """(reference path, 4 system paths) of 2,000 segments: real files with --systems DIR,
+    synthetic ones otherwise."""
+    work = tmp_path_factory.mktemp("systems")
+    directory = request.config.getoption("--systems")
+    if not directory:
+        return make_systems(work, 2000, 4)
+    found = Path(directory)
+    (ref,) = sorted(found.glob("*.ref.A.*"))
+    systems = (sorted(found.glob("*.hyp.*")) + sorted(found.glob("*.ref.B.*")))[:4]
+    assert len(systems) == 4, f"{directory} holds fewer than 4 systems"
+    copies = []
+    for path in [ref, *systems]:
+        copies.append(work / path.name)
+        lines = path.read_text(encoding="utf-8").split("\n")[:2000]
+        copies[-1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(copies[0]), [str(path) for path in copies[1:]]

@@ -175,3 +175,18 @@ def test_protocol_overhead(benchmark, corpus):
     command = [*EVALPROTO, "corpus-score", *refs, hyp, "-f", "json"]
     processes_in_turns(benchmark, [*command, "-e", BLEU_EVALUATOR], [*command, "-m", "bleu"],
                        rounds=9)
+
+
+def test_report_vs_compare_mt(benchmark, four_systems, tmp_path):
+    """The whole page (scores with intervals, all-pairs paired bootstrap, clusters,
+    compare-mt's analyses, segments, plots) against compare-mt's default text report;
+    one reference, which is what compare-mt takes. Each side must have reported every
+    system."""
+    ref, systems = four_systems
+    page = tmp_path / "report.json"
+    ours = [*EVALPROTO, "report", ref, "-i", *systems, "-o", str(tmp_path / "report.html"),
+            "--json", str(page)]
+    theirs = [sys.executable, "-m", "compare_mt.compare_mt_main", ref, *systems]
+    _, reference = in_turns(benchmark, partial(output, ours), partial(output, theirs), rounds=5)
+    assert json.loads(page.read_text())["systems"] == systems
+    assert "\t".join(f"sys{number}" for number in range(1, 5)) in reference

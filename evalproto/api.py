@@ -15,6 +15,7 @@ either, all with the same interface.
 
 from __future__ import annotations
 
+import io
 import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from evalproto.metrics import registry
 from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
 from evalproto.readers import datasets, lmlogs, surprisals
 from evalproto.readers.groups import read_groups
+from evalproto.readers.scores import read_scores
 from evalproto.readers.statsfiles import MetricColumns, merge_stats, read_stats
 from evalproto.readers.text import (
     STDIN,
@@ -39,8 +41,18 @@ from evalproto.readers.text import (
     looks_like_json_lines,
     read_bytes,
     read_corpus,
+    read_lines,
+    split_lines,
 )
 from evalproto.reports import lm as lm_reports
+from evalproto.reports.report import (
+    Report,
+    ReportOptions,
+    Texts,
+    build_report,
+    check_tags,
+    report_json,
+)
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources import dask as cluster
 from evalproto.sources.base import StatsSource, corpus_rows
@@ -55,6 +67,7 @@ from evalproto.stats.reductions import (
     segment_scores,
 )
 from evalproto.stats.resampling import DEFAULT_SEED, column_sums
+from evalproto.stats.significance import check_ttest
 from evalproto.stats.table import StatsTable, score_name
 
 References = Sequence[Sequence[str]]
@@ -382,17 +395,31 @@ def score_corpus(corpus: Corpus, specs: Sequence[MetricSpec], analysis: Analysis
     segment by segment); the command line's corpus-score. Metrics already `loaded`
     are used as they are; the others are started here and stopped at the end."""
     with ExitStack() as stack:
-        tables = []
-        for number, spec in enumerate(specs):
-            metric = loaded[number] if loaded and loaded[number] is not None else None
-            source = metric.source if metric else open_source(spec, stack, timeout, jobs)
-            for system, hyps in corpus.systems.items():
-                for warning in input_warnings(source, hyps):
-                    warnings.warn(f"{system}: {spec.spec}: {warning}", InputWarning)
-            rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=spec.spec)
-            tables.append(StatsTable(spec.spec, source, rows, corpus.ids, corpus.tags,
-                                     nrefs=corpus.nrefs))
+        tables = _corpus_tables(stack, corpus, specs, jobs, timeout, progress, loaded,
+                                ttest=analysis.paired == "ttest")
         return _reduced(tables, analysis, sentence_level, progress)
+
+
+def _corpus_tables(stack: ExitStack, corpus: Corpus, specs: Sequence[MetricSpec], jobs: int,
+                   timeout: Optional[float], progress: Progress,
+                   loaded: Optional[Sequence[Optional[Metric]]] = None,
+                   ttest: bool = False) -> List[StatsTable]:
+    """One table per metric of every system of the corpus; the metrics' processes stop
+    when `stack` closes. With `ttest`, a metric the paired t-test does not apply to is
+    refused before any segment is scored."""
+    tables = []
+    for number, spec in enumerate(specs):
+        metric = loaded[number] if loaded and loaded[number] is not None else None
+        source = metric.source if metric else open_source(spec, stack, timeout, jobs)
+        if ttest:
+            check_ttest(source, spec.spec)
+        for system, hyps in corpus.systems.items():
+            for warning in input_warnings(source, hyps):
+                warnings.warn(f"{system}: {spec.spec}: {warning}", InputWarning)
+        rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=spec.spec)
+        tables.append(StatsTable(spec.spec, source, rows, corpus.ids, corpus.tags,
+                                 nrefs=corpus.nrefs))
+    return tables
 
 
 def _reduced(tables: Sequence[StatsTable], analysis: Analysis, sentence_level: bool,
@@ -405,14 +432,19 @@ def _reduced(tables: Sequence[StatsTable], analysis: Analysis, sentence_level: b
 def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
                      specs: Sequence[MetricSpec], analysis: Analysis,
                      timeout: Optional[float] = DEFAULT_TIMEOUT, groups: Optional[str] = None,
-                     sentence_level: bool = False, progress: Progress = QUIET) -> Comparison:
+                     sentence_level: bool = False, progress: Progress = QUIET,
+                     names: Optional[Sequence[str]] = None) -> Comparison:
     """corpus-score with the statistics computed on a Dask cluster (`scheduler`: an
-    address, or local[:N]); the figures are the local run's."""
+    address, or local[:N]); the figures are the local run's. `names` names the systems
+    (by default, their files)."""
     with cluster.connect(scheduler) as client:
         segments, computed = cluster.cluster_rows(client, specs, ref_paths, hyp_paths, timeout)
         ids = SegmentNumbers(segments)
         tags = read_groups(groups, ids) if groups else None
-        tables = [StatsTable(spec.spec, source, rows, ids, tags, nrefs=len(ref_paths))
+        named = list(names) if names is not None else list(hyp_paths)
+        tables = [StatsTable(spec.spec, source,
+                             {name: rows[path] for name, path in zip(named, hyp_paths)},
+                             ids, tags, nrefs=len(ref_paths))
                   for spec, (source, rows) in zip(specs, computed)]
         return _reduced(tables, analysis, sentence_level, progress)
 
@@ -466,16 +498,38 @@ def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Anal
     """Stats files merged and reduced as corpus-score reduces a corpus. A metric written
     by a command is run with the command the caller names (`evaluators`, in the files'
     order), never with the one written in the file: a stats file is data."""
-    files = [read_stats(path) for path in paths]
-    merged = merge_stats(files, partial)
-    if analysis.paired and len(merged.systems) < 2:
-        raise UsageProblem("paired tests compare systems: the stats files hold one system "
-                           "(--system names it)")
-    tags = read_groups(groups, merged.ids, partial) if groups else None
-    commands = iter(evaluators)
     with ExitStack() as stack:
-        tables = []
-        for number, metric in enumerate(merged.metrics):
+        tables = _stats_tables(stack, paths, evaluators, partial, timeout, groups)
+        if analysis.paired and len(tables[0].systems) < 2:
+            raise UsageProblem("paired tests compare systems: the stats files hold one "
+                               "system (--system names it)")
+        return Comparison(analyse(tables, analysis, progress), ids=tables[0].ids)
+
+
+def _stats_tables(stack: ExitStack, paths: Sequence[str], evaluators: Sequence[str],
+                  partial: bool, timeout: Optional[float], groups: Optional[str],
+                  mixed: bool = False) -> List[StatsTable]:
+    """One table per metric of merged stats files, every row checked against the
+    metric's rules. With `mixed`, files of different metrics may be given together, as
+    long as each metric's files cover the same systems and segments."""
+    files = [read_stats(path) for path in paths]
+    batches: Dict[Tuple[MetricColumns, ...], List[Any]] = {}
+    for stats_file in files:
+        batches.setdefault(tuple(stats_file.metrics) if mixed else (), []).append(stats_file)
+    merged = [(batch, merge_stats(batch, partial)) for batch in batches.values()]
+    first = merged[0][1]
+    for batch, other in merged[1:]:
+        if set(other.systems) != set(first.systems) or other.ids != first.ids:
+            raise InputError(
+                f"{batch[0].path} and {files[0].path} hold other metrics for other systems "
+                f"or segments ({', '.join(other.systems)} on {len(other.ids)} segments; "
+                f"{', '.join(first.systems)} on {len(first.ids)}); a report compares the "
+                f"same systems on the same segments under every metric")
+    tags = read_groups(groups, first.ids, partial) if groups else None
+    commands = iter(evaluators)
+    tables = []
+    for batch, stats in merged:
+        for number, metric in enumerate(stats.metrics):
             spec = MetricSpec(metric.kind, _reduce_spec(metric, commands))
             source = open_source(spec, stack, timeout)
             if source.signature() != metric.signature:
@@ -483,16 +537,16 @@ def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Anal
                     f"the stats files were written with the signature {metric.signature!r}, "
                     f"but {spec.spec!r} here has {source.signature()!r}; their scores would "
                     f"not be comparable")
-            for stats_file in files:
+            for stats_file in batch:
                 _check_rows(source, stats_file, number)
             tables.append(StatsTable(metric.spec, source, {
-                system: rows[number] for system, rows in merged.systems.items()},
-                merged.ids, tags, nrefs=merged.nrefs))
-        extra = list(commands)
-        if extra:
-            raise UsageProblem(f"-e {extra[0]!r}: the stats files hold no other metric "
-                               f"written by a command")
-        return Comparison(analyse(tables, analysis, progress), ids=merged.ids)
+                system: stats.systems[system][number] for system in first.systems},
+                first.ids, tags, nrefs=stats.nrefs))
+    extra = list(commands)
+    if extra:
+        raise UsageProblem(f"-e {extra[0]!r}: the stats files hold no other metric "
+                           f"written by a command")
+    return tables
 
 
 def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
@@ -735,26 +789,142 @@ def info(spec: str) -> Dict[str, Any]:
 
 def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
                  ref_field: str = "answer", hyp_field: str = "pred",
-                 progress: Progress = QUIET) -> Corpus:
+                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None) -> Corpus:
     """A corpus from text files (references first), or a JSON Lines dataset with its
-    prediction files (`dynabench`, `oasst`). A text file whose every line is a JSON
-    object is read as text, as asked, with an InputWarning that names the option."""
+    prediction files (`dynabench`, `oasst`). `names` names the systems, one per
+    hypothesis file (by default, the files' paths name them). A text file whose every
+    line is a JSON object is read as text, as asked, with an InputWarning that names
+    the option."""
+    if names is not None and len(names) != len(hyp_paths):
+        raise UsageProblem(f"{len(names)} names for {len(hyp_paths)} systems")
     if data_format == "text":
         corpus = read_corpus(ref_paths, hyp_paths, progress)
-        columns = {**{path: [segment[number] for segment in corpus.refs]
-                      for number, path in enumerate(ref_paths)}, **corpus.systems}
-        for path, lines in columns.items():
+        for path, lines in zip([*ref_paths, *hyp_paths],
+                               [*corpus.refs.columns, *corpus.systems.values()]):
             if looks_like_json_lines(lines):
                 warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
                               f"plain text, one segment per line: if it is a dataset or "
                               f"predictions, give its format with --data-format (dynabench "
                               f"or oasst)", InputWarning)
-        return corpus
-    if len(ref_paths) != 1:
+    elif len(ref_paths) != 1:
         raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
                            f"prediction files")
-    if data_format == "dynabench":
-        return datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
-    if data_format == "oasst":
-        return datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
-    raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or oasst")
+    elif data_format == "dynabench":
+        corpus = datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
+    elif data_format == "oasst":
+        corpus = datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
+    else:
+        raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or "
+                         f"oasst")
+    if names is not None:
+        corpus.systems = {name: corpus.systems[path] for name, path in zip(names, hyp_paths)}
+    return corpus
+
+
+# -- reports -------------------------------------------------------------------------------
+
+REPORT_METRICS = (MetricSpec(IN_PROCESS, "bleu"), MetricSpec(IN_PROCESS, "chrf"))
+"""The metrics of a report when none is named."""
+
+
+def report_corpus(corpus: Corpus, specs: Sequence[MetricSpec] = REPORT_METRICS,
+                  options: ReportOptions = ReportOptions(), *, groups: Optional[str] = None,
+                  source: Optional[str] = None, freq_corpus: Optional[str] = None,
+                  jobs: int = 1, timeout: Optional[float] = DEFAULT_TIMEOUT,
+                  progress: Progress = QUIET) -> Report:
+    """Every figure of a report on a corpus's systems (the first is the baseline):
+    scores with intervals, all-pairs tests and clusters, groups (from the `groups`
+    file, or the corpus's own tags), sentence scores with wins and losses, and
+    compare-mt's analyses (word frequencies from the `freq_corpus` file, or from the
+    first reference). `source` is a file of the segments' sources, shown beside the
+    wins and losses."""
+    if groups is not None:
+        corpus.tags = read_groups(groups, corpus.ids)
+    elif corpus.tags is not None and not any(corpus.tags):
+        corpus.tags = None
+    if corpus.tags is not None:
+        check_tags(corpus.tags, groups or "the dataset's tags")
+    sources = None
+    if source is not None:
+        sources = read_lines(source)
+        if len(sources) != len(corpus.refs):
+            raise InputError(f"{source} has {len(sources)} lines but there are "
+                             f"{len(corpus.refs)} segments; the source file needs one line "
+                             f"per segment")
+    texts = Texts(corpus.refs, corpus.systems, sources,
+                  None if freq_corpus is None else compare_mt_lines(freq_corpus))
+    with ExitStack() as stack:
+        tables = _corpus_tables(stack, corpus, specs, jobs, timeout, progress)
+        return build_report(tables, options, texts, progress)
+
+
+def compare_mt_lines(path: str) -> List[str]:
+    """The lines of a UTF-8 file as compare-mt reads them (Python's text mode: "\n",
+    "\r\n" and a lone "\r" end a line), checked as evalproto checks text files."""
+    data = read_bytes(path)
+    split_lines(path, data)  # an error names the line of a byte that is not UTF-8
+    if not data:
+        raise InputError(f"{path}: file is empty")
+    return [line[:-1] if line.endswith("\n") else line
+            for line in io.StringIO(data.decode("utf-8"), newline=None)]
+
+
+def report_from_stats(paths: Sequence[str], evaluators: Sequence[str] = (),
+                      options: ReportOptions = ReportOptions(), groups: Optional[str] = None,
+                      partial: bool = False, timeout: Optional[float] = DEFAULT_TIMEOUT,
+                      progress: Progress = QUIET) -> Report:
+    """A report on stats files (no text analyses: the texts are not in them). Files of
+    different metrics for the same systems and segments may be mixed (BLEU written by
+    `evalproto stats`, COMET by `evalproto import-scores`): each metric's shards are
+    joined as `reduce` joins them."""
+    with ExitStack() as stack:
+        tables = _stats_tables(stack, paths, evaluators, partial, timeout, groups,
+                               mixed=True)
+        if tables[0].groups is not None:
+            check_tags(tables[0].groups, groups or "the groups")
+        return build_report(tables, options, None, progress)
+
+
+def format_report(report: Report, output_format: str = "html", width: int = 1,
+                  progress: Progress = QUIET) -> str:
+    """A report as an HTML page ("html"), LaTeX tables ("latex") or JSON ("json")."""
+    if output_format == "html":
+        from evalproto.reports.html import format_html
+        return format_html(report, width, progress)
+    if output_format == "latex":
+        from evalproto.reports.latex import format_latex
+        return format_latex(report, width)
+    if output_format == "json":
+        return report_json(report)
+    raise ValueError(f"unknown report format {output_format!r}; expected html, latex or json")
+
+
+# -- segment scores from elsewhere -----------------------------------------------------
+
+def import_scores(path: str, metric: str, signature: str = "",
+                  field: Optional[str] = None, lower_is_better: bool = False
+                  ) -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
+    """(the columns, the segment ids, the rows) of a stats file of segment scores
+    computed elsewhere (see evalproto.readers.scores for the formats), under the `mean`
+    metric named `metric`: rows of (score, score², 1), so that `reduce` and `report
+    --stats` give intervals, paired tests and groups of the mean score."""
+    if not metric.strip() or any(character in metric for character in "\t\n\r"):
+        raise UsageProblem(f"--metric must name the metric (e.g. COMET), got {metric!r}")
+    scores = read_scores(path, field)
+    words = ["mean", metric] + (["--signature", signature] if signature else []) + (
+        ["--lower-is-better"] if lower_is_better else [])
+    import shlex
+    spec = shlex.join(words)
+    evaluator = registry.from_spec(spec)
+    values = np.array(scores.values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        rows = np.column_stack([values, values * values, np.ones_like(values)])
+    broken = evaluator.broken_rule(rows)
+    if broken is not None:
+        raise InputError(f"{path}: line {scores.lines[broken[0]]}: the score "
+                         f"{scores.values[broken[0]]!r} cannot be averaged: its square "
+                         f"overflows")
+    columns = [MetricColumns(spec, IN_PROCESS, evaluator.signature(), evaluator.stat_names,
+                             evaluator.higher_is_better)]
+    return columns, SegmentNumbers(len(values)), [rows]
+

@@ -19,6 +19,7 @@ class ExactMatch(Evaluator):
 
     name = "exact-match"
     higher_is_better = True
+    mean_of_rows = True  # each row is one segment (n == 1)
 
     def __init__(self) -> None:
         self.stat_names = ("hits", "n")

@@ -44,6 +44,7 @@ class SQuAD(Evaluator):
 
     name = "squad"
     higher_is_better = True
+    mean_of_rows = True  # each row is one segment (n == 1)
     options = (
         click.Option(["--measure"], type=click.Choice(["f1", "exact-match"]), default="f1",
                      show_default=True, help="Which of the two statistics is the score."),

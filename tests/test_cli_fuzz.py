@@ -53,6 +53,7 @@ def files(tmp_path_factory):
         "log": put("we.jsonl", "".join(f'{{"target": "w{i}", "user": "u", "logp": -{i}.5}}\n'
                                        for i in range(LINES))),
         "groups": put("groups.txt", "a\nb\na,b\n\nb\na\n"),
+        "scores": put("scores.txt", "0.5\n0.25\n1\n-0.125\n0.75\n0\n"),
     }
     stats = CliRunner().invoke(main, ["stats", good["ref"], good["hyp"], "-o",
                                       str(work / "good.stats")])
@@ -90,6 +91,8 @@ def base_args(command, good):
         "lm-compare": [good["log"], good["log"]],
         "info": ["bleu"],
         "sacrebleu": [good["ref"], "-i", good["hyp"], "-m", "bleu", "chrf"],
+        "report": [good["ref"], "-i", good["hyp"], good["ref2"], "-o", "-"],
+        "import-scores": [good["scores"], "--metric", "M", "--system", "S", "-o", "-"],
     }.get(command, [])
 
 
@@ -131,7 +134,7 @@ def invocations(draw, files, work):
                 args += [name, draw(evaluator_commands(work))]
             elif name in BOUNDED:
                 args += [name, draw(st.sampled_from(BOUNDED[name]))]
-            elif name in ("--output",):
+            elif name in ("--output", "--latex", "--json"):
                 args += [name, draw(st.sampled_from([str(work), str(work / "no" / "dir"),
                                                      "/proc/version", "-"]))]
             elif name in ("--groups", "--freq-corpus", "--source"):

@@ -139,7 +139,8 @@ def test_seeds_change_the_draws_and_none_is_unseeded():
 
 @pytest.mark.parametrize("args, message", [
     (["--paired-bs"], "paired tests compare systems"),
-    (["-i", DE_EN_HYP2, "--paired-bs", "--paired-ar"], "choose one of --paired-bs and --paired-ar"),
+    (["-i", DE_EN_HYP2, "--paired-bs", "--paired-ar"], "choose one of --paired-bs, --paired-ar"),
+    (["-i", DE_EN_HYP2, "--paired-ar", "--paired-ttest"], "and --paired-ttest"),
     (["--seed", "abc"], "expected a whole number >= 0 or 'none'"),
     (["--sentence-level", "--confidence"], "does not combine"),
 ])

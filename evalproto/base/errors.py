@@ -56,8 +56,8 @@ class SetupError(EvalprotoError, ValueError):
 
 class UsageProblem(EvalprotoError):
     """A call that asks for something impossible or unknown with these inputs: an unknown
-    metric or option, options that contradict each other (the command line reports it
-    as a usage error, exit status 2)."""
+    metric or option, options that contradict each other, a paired t-test of BLEU (the
+    command line reports it as a usage error, exit status 2)."""
 
 
 class SpecError(SetupError, UsageProblem):

@@ -28,7 +28,7 @@ from evalproto.cli.words import METRIC_FLAGS, option_values
 _JOBS_FLAGS = ("-j", "--jobs")
 # The commands that run -e evaluators here; elsewhere (with --scheduler, or only
 # printing help) the head start would be wasted.
-_COMMANDS = ("corpus-score", "stats")
+_COMMANDS = ("corpus-score", "stats", "report")
 _NOT_LOCAL = ("--scheduler", "-h", "--help")
 
 def head_start(args: Sequence[str]) -> None:

@@ -21,7 +21,10 @@ from evalproto.cli.options import (
     check_scheduler,
     metric_options,
     metric_specs,
+    named_systems,
+    names_option,
     output_option,
+    paired_ttest_option,
     reports_errors,
     rerank_option,
     sacrebleu_flag_options,
@@ -125,6 +128,7 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
               help="dynabench: the field holding the reference(s).")
 @click.option("--hyp-field", default="pred", show_default=True,
               help="dynabench, oasst: the field of a prediction row holding its text.")
+@names_option
 @scheduler_option
 @analysis_options
 @click.pass_context
@@ -132,7 +136,8 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
                  timeout: Optional[float], jobs: int, sentence_level: bool, score_only: bool,
-                 data_format: str, ref_field: str, hyp_field: str, scheduler: Optional[str],
+                 data_format: str, ref_field: str, hyp_field: str, names: Optional[str],
+                 scheduler: Optional[str],
                  groups_path: Optional[str], output_format: str, width: int, output: str,
                  **analysis_flags: Any) -> None:
     """Score hypothesis files against reference files, one segment per line.
@@ -142,6 +147,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
     their predictions on id, and their tags (or languages) are scored as groups.
     """
     ref_paths, hyp_paths = split_files(files, inputs)
+    hyp_paths, system_names = named_systems(hyp_paths, names)
     specs = metric_specs(ctx, metrics, evaluators)
     analysis = analysis_from(len(hyp_paths), **analysis_flags)
     check_sentence_level(sentence_level, analysis, groups_path)
@@ -154,10 +160,10 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
                                    f"--data-format {data_format} runs locally")
         comparison = evalproto.score_on_cluster(scheduler, ref_paths, hyp_paths, specs,
                                                 analysis, timeout, groups_path, sentence_level,
-                                                progress)
+                                                progress, system_names)
     else:
         corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field,
-                                        progress)
+                                        progress, system_names)
         if groups_path:
             corpus.tags = evalproto.read_groups(groups_path, corpus.ids)
         elif corpus.tags and not any(corpus.tags) or sentence_level:
@@ -231,6 +237,133 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
                                         groups_path, progress)
     evalproto.write_output(output, render(comparison, output_format, width, score_only,
                                           progress))
+
+
+@main.command("report", cls=MetricsCommand, context_settings=CONTEXT)
+@click.argument("files", nargs=-1, required=True, metavar="REF... [HYP]")
+@click.option("-i", "--input", "inputs", multiple=True, metavar="HYP...",
+              help="The systems' hypothesis files (-i A B C, or -i A -i B; NAME=FILE names "
+                   "one); the first is the baseline. With -i, every file before it is a "
+                   "reference.")
+@click.option("--stats", "from_stats", is_flag=True,
+              help="The files are stats files (evalproto stats, evalproto import-scores), "
+                   "of one or more metrics; the report then has no text analyses.")
+@metric_options
+@names_option
+@click.option("--data-format", type=click.Choice(["text", "dynabench", "oasst"]),
+              default="text", show_default=True,
+              help="As corpus-score's; a dataset's tags are the groups.")
+@click.option("--source", "source_path", metavar="FILE",
+              help="The segments' sources, one per line, shown beside the largest wins "
+                   "and losses.")
+@click.option("--groups", "groups_path", metavar="FILE",
+              help="One line per segment of comma-separated tags: each tag's scores, and "
+                   "those of the untagged segments.")
+@click.option("--freq-corpus", "freq_corpus", metavar="FILE",
+              help="compare-mt's word frequencies are counted in this file (its "
+                   "freq_corpus_file) instead of the reference.")
+@click.option("-pbsn", "--paired-bs-n", "samples", type=click.IntRange(min=1), default=1000,
+              show_default=True,
+              help="Bootstrap resamples behind every interval, paired bootstrap test and "
+                   "distribution.")
+@click.option("-par", "--paired-ar", is_flag=True,
+              help="Also test every pair of systems by approximate randomization.")
+@click.option("-parn", "--paired-ar-n", type=click.IntRange(min=1), default=10000,
+              show_default=True, help="Trials for --paired-ar.")
+@paired_ttest_option
+@seed_option
+@click.option("--examples", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the largest wins and losses to show.")
+@click.option("-w", "--width", type=click.IntRange(min=0, max=99), default=1,
+              show_default=True, help="Decimals of scores of 10 and more (smaller scores "
+                                      "get more).")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The HTML page to write ('-': standard output).")
+@click.option("--latex", "latex_path", metavar="FILE",
+              help="Also write the score and significance tables as LaTeX (booktabs).")
+@click.option("--json", "json_path", metavar="FILE",
+              help="Also write every figure of the page as JSON.")
+@click.pass_context
+@reports_errors
+def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
+           from_stats: bool, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
+           timeout: Optional[float], jobs: int, names: Optional[str], data_format: str,
+           source_path: Optional[str], groups_path: Optional[str], freq_corpus: Optional[str],
+           samples: int, paired_ar: bool, paired_ar_n: int, paired_ttest: bool,
+           seed: Optional[int], examples: int, width: int, output: str,
+           latex_path: Optional[str], json_path: Optional[str]) -> None:
+    """Compare systems in one self-contained HTML page: scores with confidence
+    intervals, all-pairs significance and clusters, groups, compare-mt's analyses,
+    segment scores with the largest wins and losses, and bootstrap distributions.
+
+    The default metrics are BLEU and chrF. With --stats, the files are stats files and
+    the page has the figures that need no text.
+    """
+    options = evalproto.ReportOptions(samples=samples, paired_ar=paired_ar,
+                                      ar_trials=paired_ar_n, ttest=paired_ttest, seed=seed,
+                                      examples=examples)
+    progress = TerminalProgress()
+    if from_stats:
+        given = [option for option, value in (
+            ("-i", inputs), ("-m", metrics), ("--names", names), ("--source", source_path),
+            ("--freq-corpus", freq_corpus), ("--data-format", data_format != "text"),
+            ("-j", jobs > 1)) if value]
+        if given:
+            raise click.UsageError(f"with --stats the files hold the systems, their names "
+                                   f"and metrics, and no text: {given[0]} does not apply")
+        result = evalproto.report_from_stats(files, evaluators, options, groups_path,
+                                             timeout=timeout, progress=progress)
+    else:
+        ref_paths, hyp_paths = split_files(files, inputs)
+        hyp_paths, system_names = named_systems(hyp_paths, names)
+        if (paired_ar or paired_ttest) and len(hyp_paths) < 2:
+            raise click.UsageError("paired tests compare systems: give two or more with -i")
+        specs = (metric_specs(ctx, metrics, evaluators) if metrics or evaluators
+                 else list(evalproto.REPORT_METRICS))
+        corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, progress=progress,
+                                        names=system_names)
+        result = evalproto.report_corpus(corpus, specs, options, groups=groups_path,
+                                         source=source_path,
+                                         freq_corpus=freq_corpus, jobs=jobs, timeout=timeout,
+                                         progress=progress)
+    pages = [(output, evalproto.format_report(result, "html", width, progress))]
+    if latex_path:
+        pages.append((latex_path, evalproto.format_report(result, "latex", width)))
+    if json_path:
+        pages.append((json_path, evalproto.format_report(result, "json")))
+    for path, text in pages:
+        evalproto.write_output(path, text)
+
+
+@main.command("import-scores", context_settings=CONTEXT)
+@click.argument("file", metavar="FILE")
+@click.option("--metric", required=True, metavar="NAME",
+              help="The metric's name, e.g. COMET.")
+@click.option("--system", required=True, help="The system's name in the stats file.")
+@click.option("--signature", default="", metavar="TEXT",
+              help="The metric's own signature (model, version), kept in the stats file: "
+                   "only files of the same signature are reduced together.")
+@click.option("--field", metavar="F",
+              help="JSON Lines: the field holding each segment's score. comet-score's "
+                   "output of several files: the file whose scores to import.")
+@click.option("--lower-is-better", is_flag=True, help="A lower score is better (MetricX).")
+@click.option("--nrefs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="The references the scores were computed with (for the signature).")
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="The stats file to write (atomically); '-' for standard output.")
+@reports_errors
+def import_scores(file: str, metric: str, system: str, signature: str, field: Optional[str],
+                  lower_is_better: bool, nrefs: int, output: str) -> None:
+    """Turn segment scores computed elsewhere (COMET, BLEURT, MetricX, human judgements)
+    into a stats file, for reduce and report --stats: intervals, paired tests, groups.
+
+    FILE holds one score per segment, in segment order: one number per line, JSON
+    Lines (with --field), or comet-score's output. The metric is the mean of the
+    scores, with (sum, sum of squares, count) per segment.
+    """
+    columns, ids, rows = evalproto.import_scores(file, metric, signature, field,
+                                                 lower_is_better)
+    evalproto.write_stats(output, system, nrefs, columns, ids, rows)
 
 
 @main.command("list", context_settings=CONTEXT)

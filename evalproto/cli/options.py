@@ -208,6 +208,13 @@ def metric_options(command: Callable) -> Callable:
     ], command)
 
 
+paired_ttest_option = click.option(
+    "--paired-ttest", is_flag=True,
+    help="Paired t-test of segment scores (scipy's ttest_rel, as comet-compare), for "
+         "metrics whose corpus score is the mean of their segment scores (imported "
+         "scores, exact-match, squad); refused for BLEU, chrF and TER.")
+
+
 def analysis_options(command: Callable) -> Callable:
     """The options of every command that reports scores: tests, groups, output."""
     return apply([
@@ -225,6 +232,7 @@ def analysis_options(command: Callable) -> Callable:
                           "the first."),
         click.option("-parn", "--paired-ar-n", type=click.IntRange(min=1), default=10000,
                      show_default=True, help="Trials for --paired-ar."),
+        paired_ttest_option,
         seed_option,
         click.option("--groups", "groups_path", metavar="FILE",
                      help="One line per segment of comma-separated tags; each tag is also "
@@ -240,18 +248,56 @@ def analysis_options(command: Callable) -> Callable:
 
 def analysis_from(systems: Optional[int], confidence: bool, confidence_n: int, paired_bs: bool,
                   paired_bs_n: int, paired_ar: bool, paired_ar_n: int,
-                  seed: Optional[int]) -> Any:
+                  seed: Optional[int], paired_ttest: bool = False) -> Any:
     """The Analysis that the analysis options ask for, checked (the number of systems,
     when it is known before reading)."""
-    if paired_bs and paired_ar:
-        raise click.UsageError("choose one of --paired-bs and --paired-ar")
-    if (paired_bs or paired_ar) and systems is not None and systems < 2:
+    if paired_bs + paired_ar + paired_ttest > 1:
+        raise click.UsageError("choose one of --paired-bs, --paired-ar and --paired-ttest")
+    if (paired_bs or paired_ar or paired_ttest) and systems is not None and systems < 2:
         raise click.UsageError("paired tests compare systems: give two or more with -i; "
                                "the first is the baseline")
     return evalproto.Analysis(
         confidence=confidence_n if confidence else 0,
-        paired="bs" if paired_bs else "ar" if paired_ar else None,
+        paired="bs" if paired_bs else "ar" if paired_ar else "ttest" if paired_ttest else None,
         paired_n=paired_bs_n if paired_bs else paired_ar_n if paired_ar else 0, seed=seed)
+
+
+names_option = click.option(
+    "--names", metavar="A,B,...",
+    help="The systems' names, in order, comma-separated (by default a system is named by "
+         "its file, or by NAME in -i NAME=FILE).")
+
+
+def named_systems(paths: Sequence[str], names: Optional[str]
+                  ) -> Tuple[List[str], Optional[List[str]]]:
+    """The systems' files and names: the --names list, or NAME=FILE where FILE exists
+    and the whole word is not itself a file (both existing is ambiguous: an error). No
+    names (None) when every system is a plain file."""
+    if names is not None:
+        given = [name.strip() for name in names.split(",")]
+        if len(given) != len(paths):
+            raise click.UsageError(f"--names gives {len(given)} names for {len(paths)} "
+                                   f"systems")
+        files, named = list(paths), given
+    else:
+        files, named = [], []
+        for path in paths:
+            name, equals, file = path.partition("=")
+            split = bool(equals and name and file) and (file == "-" or os.path.exists(file))
+            if split and os.path.exists(path):
+                raise click.UsageError(
+                    f"{path!r} is ambiguous: it is a file, and it is also NAME=FILE for the "
+                    f"file {file!r}; name the systems with --names instead")
+            files.append(file if split else path)
+            named.append(name if split else path)
+        if files == named:
+            return files, None
+    if any(not name for name in named):
+        raise click.UsageError("a system's name cannot be empty")
+    repeated = sorted({name for name in named if named.count(name) > 1})
+    if repeated:
+        raise click.UsageError(f"two systems are named {repeated[0]!r}; names must differ")
+    return files, named
 
 
 def check_scheduler(jobs: int, paths: Sequence[str]) -> None:

@@ -58,6 +58,11 @@ class Evaluator(ABC):
     on a 0-100 scale (BLEU, TER), 2 for a fraction (WER), so that `-w 1` shows 0.609
     where a percentage would show 60.9, and two systems that differ at that detail
     never print the same."""
+    mean_of_rows: ClassVar[bool] = False
+    """Whether the corpus score is the mean of the scores of the segments' own rows
+    (exact match, SQuAD, segment scores imported from elsewhere), rather than a function
+    of summed statistics (BLEU). Only then do tests on segment scores, such as the paired
+    t-test, test the corpus score."""
 
     @abstractmethod
     def stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]:

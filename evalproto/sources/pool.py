@@ -28,7 +28,7 @@ from evalproto.sources.specs import MetricSpec
 _WORKER_SOURCE: Optional[StatsSource] = None
 _CHUNKS_PER_COPY = 4
 _DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_score",
-                 "input_warnings")
+                 "input_warnings", "mean_of_rows")
 """What a copy may say of its scores beside them, which the pool says as the first."""
 
 

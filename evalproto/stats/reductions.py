@@ -14,15 +14,17 @@ import numpy as np
 from evalproto.base.progress import QUIET, Progress
 from evalproto.stats.resampling import (
     DEFAULT_SEED,
+    Figures,
     PairedResult,
-    approximate_randomization,
+    bootstrap_p_value,
     checked_total,
     confidence_interval,
     estimate_ci,
     observed_differences,
-    paired_bootstrap_test,
+    randomization_pairs,
     resampled_figures,
 )
+from evalproto.stats.significance import check_ttest, paired_ttest, pairs_of
 from evalproto.stats.table import MAIN, StatsTable, group_rows, unit_rows
 
 
@@ -31,9 +33,12 @@ class Analysis:
     """What to compute beyond the corpus figures. `confidence` is the number of
     bootstrap resamples behind every system's interval (0: none); `paired` tests each
     system against the first ("bs": paired bootstrap, `paired_n` resamples, which also
-    give every system's interval; "ar": approximate randomization, `paired_n` trials);
-    `inclusive` counts ties in p-values (a log compared with itself gets p = 1);
-    `groups` asks for the figures of every group of segments too."""
+    give every system's interval; "ar": approximate randomization, `paired_n` trials;
+    "ttest": the paired t-test of segment scores, for metrics whose corpus score is
+    their mean); `all_pairs` tests every pair of systems, not only the first against
+    each other (see Result.pairs); `inclusive` counts ties in p-values (a log compared
+    with itself gets p = 1); `groups` asks for the figures of every group of segments
+    too."""
 
     confidence: int = 0
     paired: Optional[str] = None
@@ -41,13 +46,15 @@ class Analysis:
     seed: Optional[int] = DEFAULT_SEED
     inclusive: bool = False
     groups: bool = True
+    all_pairs: bool = False
 
     def __post_init__(self) -> None:
-        if self.paired not in (None, "bs", "ar"):
-            raise ValueError(f"paired must be 'bs', 'ar' or None, got {self.paired!r}")
+        if self.paired not in (None, "bs", "ar", "ttest"):
+            raise ValueError(f"paired must be 'bs', 'ar', 'ttest' or None, got "
+                             f"{self.paired!r}")
         if self.confidence < 0 or self.paired_n < 0:
             raise ValueError("the numbers of resamples and trials cannot be negative")
-        if self.paired and self.paired_n < 1:
+        if self.paired in ("bs", "ar") and self.paired_n < 1:
             raise ValueError("a paired test needs paired_n >= 1 (resamples or trials)")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(
                 self.seed, int) or self.seed < 0):
@@ -65,7 +72,7 @@ class Analysis:
             fields.append(f"bs:{self.bootstrap_n}")
         if self.paired == "ar":
             fields.append(f"ar:{self.paired_n}")
-        if self.bootstrap_n or self.paired:
+        if self.bootstrap_n or self.paired in ("bs", "ar"):
             fields.append(f"seed:{str(self.seed).lower()}")
         return "|".join(fields)
 
@@ -106,6 +113,11 @@ class Result:
     name: str = ""
     verbose: str = ""
     extra_decimals: int = 0
+    pairs: Dict[str, float] = field(default_factory=dict)
+    """The main figure's p-value against each other system tested with it (every
+    other one with Analysis.all_pairs)."""
+    resampled: Optional[np.ndarray] = None
+    """The main figure on each bootstrap resample behind `mean` and `ci`."""
 
 
 def analyse(tables: Sequence[StatsTable], analysis: Analysis,
@@ -129,44 +141,34 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     signature = f"{analysis.signature_prefix(table.nrefs)}|{table.metric.signature()}"
     figures = _tested(table, getattr(table.metric, "tested", None))
     baseline_name = table.systems[0]
-    units = {system: unit_rows(rows, table.units) for system, rows in table.rows.items()}
-    resampled = {}
+    units = [unit_rows(rows, table.units) for rows in table.rows.values()]
+    where = table.label + (f", {table.group_key} {group}" if group else "")
+    resampled: List[Dict[str, np.ndarray]] = []
     if analysis.bootstrap_n:  # every system on the same resamples, in one pass
-        phase = progress.start(f"resampling: {table.label}" + (
-            f", {table.group_key} {group}" if group else ""), analysis.bootstrap_n)
-        resampled = dict(zip(units, resampled_figures(
-            list(units.values()), figures, analysis.bootstrap_n, analysis.seed,
-            table.resample_dtype, phase.advance)))
+        phase = progress.start(f"resampling: {where}", analysis.bootstrap_n)
+        resampled = resampled_figures(units, figures, analysis.bootstrap_n, analysis.seed,
+                                      table.resample_dtype, phase.advance)
         phase.close()
+    tested: Dict[Tuple[int, int], Dict[str, PairedResult]] = {}
+    if analysis.paired and len(units) > 1:
+        tested = _paired_tests(table, units, figures, resampled, analysis, where, progress)
     results = []
-    for system, rows in table.rows.items():
+    for number, (system, rows) in enumerate(table.rows.items()):
         where = f"{system}, {table.label}" + (f", {table.group_key} {group}" if group else "")
-        shown = table.label if system == table.label else where  # an LM log is both
         total = checked_total(rows, table.stat_names, where)
         estimates = {name: Estimate(float(value[0])) for name, value in
                      table.figures(total[None, :]).items()}
-        compared = system != baseline_name
-        if resampled and not (analysis.paired == "bs" and compared):
-            interval = estimate_ci if analysis.paired else confidence_interval
-            for name, values in resampled[system].items():
-                estimates[name].mean, estimates[name].ci = interval(values)
-        tests: Dict[str, PairedResult] = {}
-        if analysis.paired == "bs" and compared:
-            tests = paired_bootstrap_test(
-                resampled[baseline_name], resampled[system],
-                observed_differences(figures, units[baseline_name], units[system]),
-                analysis.inclusive)
-        elif analysis.paired == "ar" and compared:
-            phase = progress.start(f"paired test: {shown}", analysis.paired_n)
-            tests = approximate_randomization(units[baseline_name], units[system], figures,
-                                              analysis.paired_n, analysis.seed,
-                                              analysis.inclusive, phase.advance)
-            phase.close()
-        for name, result in tests.items():
+        draws = resampled[number] if resampled else {}
+        interval = estimate_ci if analysis.paired in ("bs", "ar") else confidence_interval
+        for name, values in draws.items():
+            estimates[name].mean, estimates[name].ci = interval(values)
+        for name, result in tested.get((0, number), {}).items():
             estimates[name].p_value = result.p_value
-            if result.mean is not None:  # the paired bootstrap's interval
-                estimates[name].mean, estimates[name].ci = result.mean, result.ci
-        main = estimates.get(MAIN) or next(iter(estimates.values()))
+        main_name = MAIN if MAIN in estimates else next(iter(estimates))
+        main = estimates[main_name]
+        pairs = {table.systems[j if i == number else i]: result[main_name].p_value
+                 for (i, j), result in tested.items() if number in (i, j)
+                 and main_name in result}
         results.append(Result(
             system=system, metric=table.label, score=main.value, signature=signature,
             n=len(rows), stats=total, stat_names=table.stat_names,
@@ -174,8 +176,37 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
             ci=main.ci, p_value=main.p_value,
             baseline=bool(analysis.paired) and system == baseline_name,
             figures=estimates, group_key=table.group_key, name=table.score_name,
-            verbose=table.verbose_score(total), extra_decimals=table.extra_decimals))
+            verbose=table.verbose_score(total), extra_decimals=table.extra_decimals,
+            pairs=pairs, resampled=draws.get(main_name)))
     return results
+
+
+def _paired_tests(table: StatsTable, units: List[np.ndarray], figures: Figures,
+                  resampled: List[Dict[str, np.ndarray]], analysis: Analysis, where: str,
+                  progress: Progress) -> Dict[Tuple[int, int], Dict[str, PairedResult]]:
+    """The paired test of each pair of systems (see significance.pairs_of); the
+    bootstrap reads every system's figures on the same resamples (`resampled`). Every
+    pair is tested on the same draws as a test of that pair alone, so the figures are
+    those of sacrebleu's test of the two."""
+    pairs = pairs_of(len(units), analysis.all_pairs)
+    if analysis.paired == "ttest":
+        check_ttest(table.metric, table.label)
+        scores = [table.figures(rows)[MAIN] for rows in units]
+        return {(i, j): {MAIN: PairedResult(paired_ttest(scores[i], scores[j]))}
+                for i, j in pairs}
+    if analysis.paired == "ar":
+        phase = progress.start(f"paired test: {where}", analysis.paired_n)
+        tested = randomization_pairs(units, pairs, figures, analysis.paired_n, analysis.seed,
+                                     analysis.inclusive, phase.advance)
+        phase.close()
+        return tested
+    tested = {}
+    for i, j in pairs:
+        observed = observed_differences(figures, units[i], units[j])
+        tested[i, j] = {name: PairedResult(bootstrap_p_value(
+            resampled[i][name], resampled[j][name], observed[name], analysis.inclusive))
+            for name in resampled[i]}
+    return tested
 
 
 def _tested(table: StatsTable, tested: Optional[Sequence[str]]):

@@ -230,57 +230,73 @@ class PairedResult:
     ci: Optional[float] = None
 
 
-def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, figures: Figures,
-                     samples: int, seed: Optional[int], dtype: type = np.float64,
-                     inclusive: bool = False, advance: Advance = _nothing
-                     ) -> Dict[str, PairedResult]:
-    """Paired bootstrap resampling (Koehn 2004), as sacrebleu's --paired-bs: both
-    systems are scored on the same resamples (see `paired_bootstrap_test`)."""
-    base_values, values = resampled_figures([baseline, system], figures, samples, seed,
-                                            dtype, advance)
-    return paired_bootstrap_test(base_values, values, observed_differences(
-        figures, baseline, system), inclusive)
+def bootstrap_p_value(baseline: np.ndarray, system: np.ndarray, observed: float,
+                      inclusive: bool = False) -> float:
+    """The paired bootstrap's p-value (Koehn 2004, as sacrebleu's --paired-bs) from two
+    systems' values on the same resamples: the share of centred absolute differences
+    above the observed absolute difference."""
+    differences = np.abs(system - baseline)
+    return p_value(differences - differences.mean(), observed, inclusive)
 
 
-def observed_differences(figures: Figures, baseline: np.ndarray, system: np.ndarray
-                         ) -> Dict[str, float]:
+def observed_differences(figures: Figures, baseline: np.ndarray,
+                         system: np.ndarray) -> Dict[str, float]:
     """Each figure's absolute difference between the two systems' corpus values."""
     values = figures(np.stack([column_sums(baseline), column_sums(system)]))
     return {name: abs(float(pair[0]) - float(pair[1])) for name, pair in values.items()}
 
 
-def paired_bootstrap_test(baseline: Dict[str, np.ndarray], system: Dict[str, np.ndarray],
-                          observed: Dict[str, float], inclusive: bool = False
-                          ) -> Dict[str, PairedResult]:
-    """The paired bootstrap from two systems' figures on the same resamples: the
-    p-value is that of the centred absolute differences exceeding the observed
-    difference; the interval is the system's, over the same resamples."""
+def paired_bootstrap(baseline: np.ndarray, system: np.ndarray, figures: Figures,
+                     samples: int, seed: Optional[int], dtype: type = np.float64,
+                     inclusive: bool = False, advance: Advance = _nothing
+                     ) -> Dict[str, PairedResult]:
+    """Paired bootstrap resampling (Koehn 2004), as sacrebleu's --paired-bs: both
+    systems are scored on the same resamples; the p-value is that of the centred
+    absolute score differences exceeding the observed difference; the interval is the
+    system's, over the same resamples."""
+    base, values = resampled_figures([baseline, system], figures, samples, seed, dtype,
+                                     advance)
+    observed = observed_differences(figures, baseline, system)
     results = {}
-    for name, values in system.items():
-        differences = np.abs(values - baseline[name])
-        mean, ci = estimate_ci(values)
-        results[name] = PairedResult(p_value(differences - differences.mean(), observed[name],
-                                             inclusive), mean, ci)
+    for name in base:
+        mean, ci = estimate_ci(values[name])
+        results[name] = PairedResult(
+            bootstrap_p_value(base[name], values[name], observed[name], inclusive), mean, ci)
+    return results
+
+
+def randomization_pairs(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int, int]],
+                        figures: Figures, trials: int, seed: Optional[int],
+                        inclusive: bool = False, advance: Advance = _nothing
+                        ) -> Dict[Tuple[int, int], Dict[str, PairedResult]]:
+    """Paired approximate randomization (Riezler and Maxwell 2005), as sacrebleu's
+    --paired-ar, of each (i, j) pair of systems: each trial swaps each segment's rows
+    between the two systems with probability 1/2 (sacrebleu sums its trials in float64).
+    Every pair is tested on the same swaps, those of a test of that pair alone."""
+    rng = np.random.default_rng(seed)
+    parts: Dict[Tuple[int, int], Dict[str, List[np.ndarray]]] = {pair: {} for pair in pairs}
+    for k in _chunks(trials, len(systems[0])):
+        swap = rng.integers(2, size=(k, len(systems[0])), dtype=bool)
+        keep = (~swap).astype(np.float64)
+        swapped = swap.astype(np.float64)
+        for (i, j), part in parts.items():
+            first = figures(swapped @ systems[i] + keep @ systems[j])
+            second = figures(keep @ systems[i] + swapped @ systems[j])
+            for name, values in first.items():
+                part.setdefault(name, []).append(np.abs(values - second[name]))
+        advance(k)
+    results = {}
+    for (i, j), part in parts.items():
+        observed = observed_differences(figures, systems[i], systems[j])
+        results[i, j] = {name: PairedResult(p_value(np.concatenate(pieces), observed[name],
+                                                    inclusive))
+                         for name, pieces in part.items()}
     return results
 
 
 def approximate_randomization(baseline: np.ndarray, system: np.ndarray, figures: Figures,
                               trials: int, seed: Optional[int], inclusive: bool = False,
                               advance: Advance = _nothing) -> Dict[str, PairedResult]:
-    """Paired approximate randomization (Riezler and Maxwell 2005), as sacrebleu's
-    --paired-ar: each trial swaps each segment's rows between the systems with
-    probability 1/2 (sacrebleu sums its trials in float64)."""
-    rng = np.random.default_rng(seed)
-    parts: Dict[str, List[np.ndarray]] = {}
-    for k in _chunks(trials, len(baseline)):
-        swap = rng.integers(2, size=(k, len(baseline)), dtype=bool)
-        keep = (~swap).astype(np.float64)
-        swapped = swap.astype(np.float64)
-        first = figures(swapped @ baseline + keep @ system)
-        second = figures(keep @ baseline + swapped @ system)
-        for name, values in first.items():
-            parts.setdefault(name, []).append(np.abs(values - second[name]))
-        advance(k)
-    observed = observed_differences(figures, baseline, system)
-    return {name: PairedResult(p_value(np.concatenate(pieces), observed[name], inclusive))
-            for name, pieces in parts.items()}
+    """Paired approximate randomization of two systems (see `randomization_pairs`)."""
+    return randomization_pairs([baseline, system], [(0, 1)], figures, trials, seed,
+                               inclusive, advance)[0, 1]
