@@ -20,13 +20,19 @@ from evalproto.base.version import __version__ as __version__
 
 _PUBLIC: Dict[str, Tuple[str, str]] = {
     # metrics and their scores
-    **{name: ("evalproto.api", name) for name in (
-        "load", "Metric", "Score", "compare", "Comparison", "lm_score", "LMScore",
-        "lm_compare", "LMComparison", "bag_stats", "bag_score", "registered_evaluators",
+    **{name: ("evalproto.api.scoring", name) for name in (
+        "load", "Metric", "Score", "compare", "Comparison", "registered_evaluators",
         "describe_evaluator", "evaluator_name", "with_options", "info", "read_dataset",
-        "score_corpus", "score_on_cluster", "reduce_stats", "write_stats_files", "lm_summaries",
-        "LMOptions", "analysis_of", "REPORT_METRICS", "report_corpus", "report_from_stats",
-        "format_report", "import_scores", "compare_mt_lines")},
+        "score_corpus", "analysis_of")},
+    **{name: ("evalproto.api.cluster", name) for name in (
+        "score_on_cluster", "bag_stats", "bag_score")},
+    **{name: ("evalproto.api.statsfiles", name) for name in (
+        "reduce_stats", "write_stats_files", "import_scores")},
+    **{name: ("evalproto.api.lm", name) for name in (
+        "lm_score", "LMScore", "lm_compare", "LMComparison", "lm_summaries", "LMOptions")},
+    **{name: ("evalproto.api.report", name) for name in (
+        "REPORT_METRICS", "report_corpus", "report_from_stats", "format_report",
+        "compare_mt_lines")},
     "Report": ("evalproto.reports.report", "Report"),
     "ReportOptions": ("evalproto.reports.report", "ReportOptions"),
     "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),

@@ -11,7 +11,7 @@ ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "evalproto"
 LAYERS = ["base", "wire", "metrics", "evaluators", "readers", "sources", "stats", "reports",
           "api", "cli"]
-"""Lowest first. `api` is evalproto/api.py and the package's __init__ (the public names)."""
+"""Lowest first. `api` is evalproto/api/ and the package's __init__ (the public names)."""
 
 
 def modules() -> Dict[str, Path]:

@@ -1,0 +1,52 @@
+"""Scoring on a Dask cluster: corpus-score's statistics computed by the workers, and
+Dask bags of items scored by any metric."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from evalproto.api.scoring import Comparison, reduced
+from evalproto.base.items import SegmentNumbers
+from evalproto.base.progress import QUIET, Progress
+from evalproto.readers.groups import read_groups
+from evalproto.sources import dask as cluster
+from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.sources.specs import IN_PROCESS, MetricSpec
+from evalproto.stats.reductions import Analysis
+from evalproto.stats.resampling import column_sums
+from evalproto.stats.table import StatsTable
+
+
+def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                     specs: Sequence[MetricSpec], analysis: Analysis,
+                     timeout: Optional[float] = DEFAULT_TIMEOUT, groups: Optional[str] = None,
+                     sentence_level: bool = False, progress: Progress = QUIET,
+                     names: Optional[Sequence[str]] = None) -> Comparison:
+    """corpus-score with the statistics computed on a Dask cluster (`scheduler`: an
+    address, or local[:N]); the figures are the local run's. `names` names the systems
+    (by default, their files)."""
+    with cluster.connect(scheduler) as client:
+        segments, computed = cluster.cluster_rows(client, specs, ref_paths, hyp_paths, timeout)
+        ids = SegmentNumbers(segments)
+        tags = read_groups(groups, ids) if groups else None
+        named = list(names) if names is not None else list(hyp_paths)
+        tables = [StatsTable(spec.spec, source,
+                             {name: rows[path] for name, path in zip(named, hyp_paths)},
+                             ids, tags, nrefs=len(ref_paths))
+                  for spec, (source, rows) in zip(specs, computed)]
+        return reduced(tables, analysis, sentence_level, progress)
+
+
+def bag_stats(bag: Any, spec: str, kind: str = IN_PROCESS,
+              timeout: Optional[float] = None) -> np.ndarray:
+    """The stats rows of a Dask bag of (refs, hyp) items, in the bag's order, computed
+    on the current Dask client's workers (kind "command" for a protocol command)."""
+    return cluster.bag_stats(bag, spec, kind, timeout)
+
+
+def bag_score(bag: Any, spec: str, kind: str = IN_PROCESS, timeout: Optional[float] = None) -> float:
+    """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
+    total = column_sums(bag_stats(bag, spec, kind, timeout))
+    return float(cluster.remote_source(spec, kind, timeout).score_many(total[None, :])[0])
