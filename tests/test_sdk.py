@@ -240,3 +240,13 @@ def test_the_server_closes_its_evaluator_at_the_end_of_input(tmp_path):
     result = serve([sys.executable, str(path)], "SCORE ||| a b ||| a\n")
     assert result.returncode == 0 and result.stdout == b"1 2\n"
     assert marker.read_text() == "closed"
+
+
+def test_the_built_in_table_is_what_setup_cfg_registers():
+    """`-m bleu` loads from registry.BUILT_IN without reading entry points: the table must
+    say what the installed entry points say, and each entry must load its class."""
+    installed = {name: entry.value for name, entry in registry.available().items()
+                 if entry.value.startswith("evalproto.")}
+    assert registry.BUILT_IN == installed
+    for name in registry.BUILT_IN:
+        assert registry.load(name) is registry.available()[name].load()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
 import evalproto
-from evalproto.cli import pipes, sacrebleu
+from evalproto.cli import pipes
 from evalproto.cli.progress import TerminalProgress
 from evalproto.cli.options import (
     CONTEXT,
@@ -35,10 +36,23 @@ from evalproto.cli.options import (
 )
 
 
+LAZY_COMMANDS = {"sacrebleu": "evalproto.cli.sacrebleu"}
+"""Commands whose module (holding `command`) is imported only when they run or are
+listed: sacrebleu's parser and what it imports would slow every other command's start."""
+
+
 class Commands(click.Group):
     """evalproto's commands, for which a reader that stops early (`evalproto list | head
     -1`) is no error: the rest of the output is dropped and the exit status is 0, where
     click would exit with 1."""
+
+    def list_commands(self, ctx: click.Context) -> List[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        if name in LAZY_COMMANDS:
+            return importlib.import_module(LAZY_COMMANDS[name]).command
+        return super().get_command(ctx, name)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _reader_may_go():
@@ -443,5 +457,3 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
                            if output_format == "json" else
                            evalproto.format_lm_comparison(comparison.rows, baseline, other))
 
-
-main.add_command(sacrebleu.command)

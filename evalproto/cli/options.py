@@ -33,10 +33,9 @@ class MetricsCommand(click.Command):
         except UsageMistake as exc:
             raise click.UsageError(str(exc), ctx) from None
         found = option_values(args, METRIC_FLAGS)
-        registered = evalproto.registered_evaluators()
         for kind, value in found:
             name = value.split()[0] if value.split() else ""
-            if kind == "in-process" and name not in registered and os.path.exists(value):
+            if kind == "in-process" and os.path.exists(value) and not _is_metric(name):
                 raise click.UsageError(
                     f"{value!r} comes after -m, where metrics go, but it is a file: give "
                     f"the files before -m (REF... HYP -m bleu chrf, or REF... -i HYP... "
@@ -45,12 +44,17 @@ class MetricsCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
+def _is_metric(word: str) -> bool:
+    """Whether a word names a registered evaluator. Asked last in each check: reading
+    the registered plugins is slow (see registry.BUILT_IN)."""
+    return word in evalproto.registered_evaluators()
+
+
 def check_paths(paths: Sequence[str]) -> None:
     """A file name that is no file but a metric's name is a usage error that points to
     -m: `corpus-score REF HYP chrf` never reads a file named chrf that is not there."""
-    registered = evalproto.registered_evaluators()
     for path in paths:
-        if path in registered and not os.path.exists(path):
+        if not os.path.exists(path) and _is_metric(path):
             raise click.UsageError(f"{path!r} is not a file but the name of a metric: name "
                                    f"metrics with -m (-m bleu {path})")
 
@@ -92,8 +96,7 @@ def check_command(command: str) -> None:
         program = shlex.split(command)[:1]
     except ValueError:
         return  # the run reports what is wrong with it
-    if program and program[0] in evalproto.registered_evaluators() and \
-            shutil.which(program[0]) is None:
+    if program and shutil.which(program[0]) is None and _is_metric(program[0]):
         name = program[0]
         raise click.UsageError(f"-e runs a command, and there is no command {name!r}: "
                                f"{name} is a built-in metric, which -m {name} runs in process "

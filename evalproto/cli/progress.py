@@ -12,8 +12,6 @@ import os
 import sys
 from typing import Any, List, Optional, TextIO
 
-from tqdm import tqdm
-
 DELAY_SECONDS = 1.0
 REFRESH_SECONDS = 0.2
 UNSIZED_COLUMNS = 80
@@ -28,6 +26,7 @@ class _Bar:
     """One phase's bar."""
 
     def __init__(self, label: str, total: int, unit: str, stream: TextIO) -> None:
+        from tqdm import tqdm  # imported here: it takes 50 ms, and only a terminal needs it
         in_bytes = unit == "B"
         columns = _columns(stream)  # 0 for a pseudo-terminal nobody has sized, where
         sized = columns > 0  # tqdm would draw nothing

@@ -1,14 +1,16 @@
 """Finding evaluators by name through the `evalproto.evaluators` entry-point group.
 
 Built-in evaluators register the same way third-party plugins do, so an installed
-plugin is usable as `-m NAME` with no change to evalproto.
+plugin is usable as `-m NAME` with no change to evalproto; the built-ins are also
+listed here, to be loaded without reading every installed package's metadata.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import shlex
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import click
 from click.core import ParameterSource
@@ -19,12 +21,36 @@ from evalproto.metrics.evaluator import Evaluator
 GROUP = "evalproto.evaluators"
 
 
-def available() -> dict[str, EntryPoint]:
-    """Every registered evaluator, by name."""
+BUILT_IN = {
+    "bleu": "evalproto.evaluators.bleu:BLEU",
+    "chrf": "evalproto.evaluators.chrf:CHRF",
+    "ter": "evalproto.evaluators.ter:TER",
+    "wer": "evalproto.evaluators.wer:WER",
+    "cer": "evalproto.evaluators.wer:CER",
+    "exact-match": "evalproto.evaluators.exact_match:ExactMatch",
+    "squad": "evalproto.evaluators.squad:SQuAD",
+    "f1": "evalproto.evaluators.f1:MacroF1",
+    "combine": "evalproto.evaluators.combine:Combine",
+    "mean": "evalproto.evaluators.mean:Mean",
+}
+"""The evaluators evalproto ships, as setup.cfg registers them (tests/test_sdk.py keeps
+the two equal). `-m bleu` imports its module directly: importing importlib.metadata
+and reading every installed distribution's entry points takes longer than scoring a
+small corpus. A plugin cannot take a built-in's name."""
+
+
+@functools.lru_cache(maxsize=1)
+def available() -> Dict[str, Any]:
+    """Every registered evaluator's entry point, by name (read once per process)."""
+    from importlib.metadata import entry_points  # slow to import: see BUILT_IN
     return {entry.name: entry for entry in entry_points(group=GROUP)}
 
 
 def load(name: str) -> type[Evaluator]:
+    """The evaluator class registered as `name`."""
+    if name in BUILT_IN:
+        module, _, attribute = BUILT_IN[name].partition(":")
+        return getattr(importlib.import_module(module), attribute)
     registered = available()
     if name not in registered:
         known = ", ".join(sorted(registered)) or "none (is evalproto installed?)"

@@ -10,9 +10,7 @@ the rows are joined in order, so the result is the same as with one copy. Scores
 
 from __future__ import annotations
 
-import multiprocessing
 import queue
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -75,6 +73,8 @@ class EvaluatorPool(ClosedOnExit):
         else:  # spawned workers build their own: nothing unpicklable crosses
             # Workers start with Ctrl-C ignored (the setting is inherited): the terminal
             # sends it to them too, and the parent alone must stop them, quietly.
+            import multiprocessing  # here: -j 1, the usual run, needs no pool
+
             with interrupts_ignored():
                 self._processes = multiprocessing.get_context("spawn").Pool(
                     jobs, initializer=_start_worker, initargs=(spec,))
@@ -115,6 +115,8 @@ class EvaluatorPool(ClosedOnExit):
                 except queue.Empty:
                     return
                 rows[number] = _part_stats(copy, part)
+
+        from concurrent.futures import ThreadPoolExecutor  # see __init__'s import
 
         with ThreadPoolExecutor(len(self._copies)) as threads:
             for done in [threads.submit(work, copy) for copy in self._copies]:

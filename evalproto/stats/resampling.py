@@ -28,7 +28,6 @@ vectors to each figure's values, and every reduction here is done figure by figu
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -200,6 +199,8 @@ def confidence_interval(values: np.ndarray) -> Tuple[float, float]:
     """Mean and half-width of the 95% interval of resampled values, as sacrebleu's
     `Score.estimate_ci` computes them for one system's --confidence: over the values as
     scalars, with statistics.mean."""
+    import statistics  # here: a plain corpus score, whose start-up is timed, never needs it
+
     ordered = sorted(values.tolist() if values.dtype == np.float64 else list(values))
     lower = len(ordered) // 40
     upper = len(ordered) - lower - 1
