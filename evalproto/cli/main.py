@@ -30,6 +30,7 @@ from evalproto.cli.options import (
     rerank_option,
     sacrebleu_flag_options,
     scheduler_option,
+    systems_option,
     score_only_option,
     seed_option,
     timeout_option,
@@ -123,10 +124,7 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
 
 @main.command("corpus-score", cls=MetricsCommand, context_settings=CONTEXT)
 @click.argument("files", nargs=-1, required=True, metavar="REF... HYP")
-@click.option("-i", "--input", "inputs", multiple=True, metavar="HYP...",
-              help="The systems' hypothesis files, as in sacrebleu: -i A B C, or -i A -i B "
-                   "(the first is the baseline of paired tests). With -i, every file before "
-                   "it is a reference.")
+@systems_option
 @metric_options
 @sacrebleu_flag_options
 @click.option("-sl", "--sentence-level", is_flag=True,
@@ -255,10 +253,7 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
 
 @main.command("report", cls=MetricsCommand, context_settings=CONTEXT)
 @click.argument("files", nargs=-1, required=True, metavar="REF... [HYP]")
-@click.option("-i", "--input", "inputs", multiple=True, metavar="HYP...",
-              help="The systems' hypothesis files (-i A B C, or -i A -i B; NAME=FILE names "
-                   "one); the first is the baseline. With -i, every file before it is a "
-                   "reference.")
+@systems_option
 @click.option("--stats", "from_stats", is_flag=True,
               help="The files are stats files (evalproto stats, evalproto import-scores), "
                    "of one or more metrics; the report then has no text analyses.")

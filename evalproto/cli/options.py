@@ -265,6 +265,13 @@ def analysis_from(systems: Optional[int], confidence: bool, confidence_n: int, p
         paired_n=paired_bs_n if paired_bs else paired_ar_n if paired_ar else 0, seed=seed)
 
 
+systems_option = click.option(
+    "-i", "--input", "inputs", multiple=True, metavar="HYP...",
+    help="The systems' hypothesis files, as in sacrebleu: -i A B C, or -i A -i B (NAME=FILE "
+         "names one); the first is the baseline of paired tests. With -i, every file "
+         "before it is a reference.")
+
+
 names_option = click.option(
     "--names", metavar="A,B,...",
     help="The systems' names, in order, comma-separated (by default a system is named by "
