@@ -61,8 +61,12 @@ bool text_of(PyObject* object, const std::string& what, References& held, TextRe
     return true;
 }
 
-// Segment texts: hyps[i] a str, refs[i] a non-empty list or tuple of str.
-bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRef>& batch) {
+// A batch's segments: hyps[i] read into batch.hyps[i], and refs[i], a non-empty list or
+// tuple, read item by item into batch.refs, by `read(object, where, item)`, which sets
+// a Python error naming `where` when it returns false.
+template <class Item, class Read>
+bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Item>& batch,
+                     Read read) {
     PyObject* hyp_seq = as_sequence(hyps, "hyps");
     if (!hyp_seq) return false;
     held.keep(hyp_seq);
@@ -79,8 +83,9 @@ bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRe
     }
     batch.hyps.resize(n);
     for (Py_ssize_t i = 0; i < n; ++i) {
-        const std::string where = "hyps[" + std::to_string(i) + "]";
-        if (!text_of(PySequence_Fast_GET_ITEM(hyp_seq, i), where, held, batch.hyps[i])) return false;
+        if (!read(PySequence_Fast_GET_ITEM(hyp_seq, i), "hyps[" + std::to_string(i) + "]",
+                  batch.hyps[i]))
+            return false;
         const std::string refs_where = "refs[" + std::to_string(i) + "]";
         PyObject* segment = as_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), refs_where);
         if (!segment) return false;
@@ -92,15 +97,23 @@ bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRe
             return false;
         }
         for (Py_ssize_t r = 0; r < k; ++r) {
-            TextRef text;
-            if (!text_of(PySequence_Fast_GET_ITEM(segment, r),
-                         refs_where + "[" + std::to_string(r) + "]", held, text))
+            Item item;
+            if (!read(PySequence_Fast_GET_ITEM(segment, r),
+                      refs_where + "[" + std::to_string(r) + "]", item))
                 return false;
-            batch.refs.push_back(text);
+            batch.refs.push_back(item);
         }
         batch.ref_start.push_back(batch.refs.size());
     }
     return true;
+}
+
+// Segment texts: hyps[i] a str, refs[i] a non-empty list or tuple of str.
+bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRef>& batch) {
+    return gather_segments(hyps, refs, held, batch,
+                           [&](PyObject* object, const std::string& where, TextRef& text) {
+                               return text_of(object, where, held, text);
+                           });
 }
 
 // Runs `kernel(out)` without the GIL into a new bytearray of rows x width doubles,
@@ -229,47 +242,12 @@ PyObject* ter_rows(PyObject*, PyObject* args, PyObject* kwargs) {
         return nullptr;
     References held;
     evalproto::TerBatch batch;
-    PyObject* hyp_seq = as_sequence(hyps, "hyps");
-    if (!hyp_seq) return nullptr;
-    held.keep(hyp_seq);
-    Py_DECREF(hyp_seq);
-    PyObject* ref_seq = as_sequence(refs, "refs");
-    if (!ref_seq) return nullptr;
-    held.keep(ref_seq);
-    Py_DECREF(ref_seq);
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(hyp_seq);
-    if (PySequence_Fast_GET_SIZE(ref_seq) != n) {
-        PyErr_Format(PyExc_ValueError, "%zd hypotheses but %zd reference lists", n,
-                     PySequence_Fast_GET_SIZE(ref_seq));
-        return nullptr;
-    }
-    evalproto::Batch<evalproto::WordSequence>& segments = batch.segments;
-    segments.hyps.resize(n);
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        if (!words_of(PySequence_Fast_GET_ITEM(hyp_seq, i), "hyps[" + std::to_string(i) + "]",
-                      held, batch, segments.hyps[i]))
-            return nullptr;
-        const std::string where = "refs[" + std::to_string(i) + "]";
-        PyObject* segment = PySequence_Fast(PySequence_Fast_GET_ITEM(ref_seq, i),
-                                            (where + " must be a list or tuple").c_str());
-        if (!segment) return nullptr;
-        held.keep(segment);
-        Py_DECREF(segment);
-        const Py_ssize_t k = PySequence_Fast_GET_SIZE(segment);
-        if (k == 0) {
-            PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
-            return nullptr;
-        }
-        for (Py_ssize_t r = 0; r < k; ++r) {
-            evalproto::WordSequence words;
-            if (!words_of(PySequence_Fast_GET_ITEM(segment, r), where + "[" + std::to_string(r) + "]",
-                          held, batch, words))
-                return nullptr;
-            segments.refs.push_back(words);
-        }
-        segments.ref_start.push_back(segments.refs.size());
-    }
-    return run_kernel(static_cast<size_t>(n), 2, [&](double* out) { evalproto::ter_rows(batch, out); });
+    auto read = [&](PyObject* object, const std::string& where, evalproto::WordSequence& words) {
+        return words_of(object, where, held, batch, words);
+    };
+    if (!gather_segments(hyps, refs, held, batch.segments, read)) return nullptr;
+    const size_t n = batch.segments.hyps.size();
+    return run_kernel(n, 2, [&](double* out) { evalproto::ter_rows(batch, out); });
 }
 
 // The kernel's 13a tokens of one line, joined by spaces: what sacrebleu's

@@ -485,6 +485,8 @@ def test_rows_are_float64_arrays_over_the_kernels_buffer():
     (lambda: _native.chrf_rows(["a"], [["a"]], 6, 0, -1, False, False), ValueError, "beta"),
     (lambda: _native.ter_rows([["a", 1]], [["a"]]), TypeError, r"hyps\[0\]\[1\]"),
     (lambda: _native.ter_rows(["a"], [[]]), ValueError, "no reference"),
+    (lambda: _native.ter_rows(["a"], ["ab"]), TypeError, r"refs\[0\] must be a list"),
+    (lambda: _native.ter_rows(["a"], [["a"], ["b"]]), ValueError, "1 hypotheses but 2"),
 ])
 def test_bad_arguments_are_refused(call, error, message):
     with pytest.raises(error, match=message):
