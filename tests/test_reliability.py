@@ -74,6 +74,8 @@ SIGNAL_CASES = [
     ("SIGINT to the job", ["-m", "bleu"], 0.0),
     ("SIGINT to the client", ["-m", "bleu"], 0.5),
     ("SIGTERM to the client", ["-m", "ter", "-j", "2"], 0.3),
+    # the -e copies of a pool wait for replies that never come (--timeout 0)
+    ("SIGTERM to the client", ["-j", "2"], 1.0),
     ("SIGINT to the job", ["-m", "bleu", "--scheduler", "local:2"], 0.5),
     ("SIGTERM to the client", ["-m", "bleu", "--scheduler", "local:2"], 1.0),
 ]

@@ -93,13 +93,21 @@ def end_untaken() -> None:
 def interrupts_ignored() -> Iterator[None]:
     """Ctrl-C ignored while worker processes are started: they inherit the setting. A
     terminal sends Ctrl-C to every process of the job, and only the parent must act on
-    it (stopping the workers quietly). Signals can be set from the main thread only;
-    elsewhere the workers keep the default."""
+    it (stopping the workers quietly). A SIGTERM, which only the parent gets, is held
+    until the workers have started: acted on in between, it would leave a worker
+    waiting for the start-up data the parent never sends, and the worker prints a
+    traceback. Signals can be set from the main thread only; elsewhere the workers
+    keep the default."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    held: List[int] = []
     interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    terminate = signal.signal(signal.SIGTERM, lambda number, frame: held.append(number))
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, interrupt)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if terminate is None else terminate)
+        if held:
+            signal.raise_signal(signal.SIGTERM)

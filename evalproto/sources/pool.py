@@ -118,9 +118,14 @@ class EvaluatorPool(ClosedOnExit):
 
         from concurrent.futures import ThreadPoolExecutor  # see __init__'s import
 
-        with ThreadPoolExecutor(len(self._copies)) as threads:
+        threads = ThreadPoolExecutor(len(self._copies))
+        try:
             for done in [threads.submit(work, copy) for copy in self._copies]:
                 done.result()
+        finally:
+            # Not waiting for the threads: after Ctrl-C or SIGTERM they may wait for
+            # replies that never come (--timeout 0) until terminate() ends the copies.
+            threads.shutdown(wait=False)
         return rows
 
     def close(self) -> None:
