@@ -30,9 +30,9 @@ from evalproto.cli.options import (
     rerank_option,
     sacrebleu_flag_options,
     scheduler_option,
-    systems_option,
     score_only_option,
     seed_option,
+    systems_option,
     timeout_option,
 )
 
