@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable, List
 
 import pytest
 from sacrebleu.metrics import BLEU as SacreBLEU
@@ -105,18 +106,69 @@ def test_ctrl_c_or_sigterm_ends_the_run_with_one_line_and_nothing_left(tmp_path,
         client.send_signal(signal.SIGINT if how.startswith("SIGINT") else signal.SIGTERM)
     stdout, stderr = client.communicate(timeout=60)
     assert (client.returncode, stdout, stderr) == (1, b"", b"Aborted!\n")
-    assert_group_ends(client.pid)
+    # The evaluators run in sessions of their own (on Dask, started by the workers).
+    assert_all_end(lambda: group_members(client.pid) + running_commands(command))
 
 
-def assert_group_ends(group: int, seconds: float = 20.0) -> None:
+CTRL_C_AS_WORKERS_START = """
+import multiprocessing.context, os, signal
+from evalproto.sources.pool import EvaluatorPool
+from evalproto.sources.specs import MetricSpec
+
+start_pool = multiprocessing.context.SpawnContext.Pool
+
+def ctrl_c_as_workers_start(self, *args, **kwargs):
+    os.killpg(0, signal.SIGINT)  # before the workers exist
+    pool = start_pool(self, *args, **kwargs)
+    os.killpg(0, signal.SIGINT)  # while they start up
+    return pool
+
+multiprocessing.context.SpawnContext.Pool = ctrl_c_as_workers_start
+try:
+    EvaluatorPool(MetricSpec("in-process", "ter"), 2, None)
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_ctrl_c_while_workers_start_is_acted_on_once_they_have():
+    """The moment the signal tests above hit only by chance: a Ctrl-C to the job while
+    a -j pool starts is neither lost (the run would go on) nor taken by a worker that
+    has not started yet (a traceback, and a parent waiting for it)."""
+    job = subprocess.Popen([sys.executable, "-c", CTRL_C_AS_WORKERS_START],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           start_new_session=True)
+    stdout, stderr = job.communicate(timeout=60)
+    assert (job.returncode, stdout, stderr) == (0, b"interrupted\n", b"")
+    assert_all_end(lambda: group_members(job.pid))
+
+
+def assert_all_end(running: Callable[[], List[int]], seconds: float = 20.0) -> None:
+    """Wait until `running()` lists no process."""
     deadline = time.monotonic() + seconds
-    while True:
-        left = subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True)
-        running = [pid for pid in left.stdout.split() if process_state(int(pid)) == "running"]
-        if not running:
-            return
-        assert time.monotonic() < deadline, f"processes {running} of the job are still running"
+    while left := running():
+        assert time.monotonic() < deadline, f"processes {left} are still running"
         time.sleep(0.1)
+
+
+def group_members(group: int) -> List[int]:
+    """The running processes of a process group."""
+    listed = subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True)
+    return [int(pid) for pid in listed.stdout.split() if process_state(int(pid)) == "running"]
+
+
+def running_commands(command: str) -> List[int]:
+    """The running processes whose command line is `command`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        except (OSError, ValueError):  # not a process, or one that has just ended
+            continue
+        if entry.name.isdigit() and b" ".join(argv) == command.encode() \
+                and process_state(int(entry.name)) == "running":
+            found.append(int(entry.name))
+    return found
 
 
 def test_a_closed_stdout_is_not_a_traceback():

@@ -90,24 +90,41 @@ def end_untaken() -> None:
 
 
 @contextmanager
-def interrupts_ignored() -> Iterator[None]:
-    """Ctrl-C ignored while worker processes are started: they inherit the setting. A
-    terminal sends Ctrl-C to every process of the job, and only the parent must act on
-    it (stopping the workers quietly). A SIGTERM, which only the parent gets, is held
-    until the workers have started: acted on in between, it would leave a worker
-    waiting for the start-up data the parent never sends, and the worker prints a
-    traceback. Signals can be set from the main thread only; elsewhere the workers
-    keep the default."""
+def signals_held_for_workers() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held while worker processes start, and acted on once they have.
+
+    A terminal sends Ctrl-C to every process of the job, and only the parent must act on
+    it (stopping the workers quietly); acted on while workers start, it would leave a
+    worker waiting for start-up data that never comes. So the parent records either
+    signal meanwhile, and raises it again at the end. Ctrl-C is also blocked in this
+    thread: a worker started from it inherits the block (a setting to ignore it would be
+    inherited too, but an ignored signal is lost for the parent as well), so that it
+    cannot be interrupted before `ignore_interrupts` runs in it; a Dask worker keeps it
+    blocked, which for it is the same. Signals can be set from the main thread only;
+    elsewhere the workers keep the defaults.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()  # started later, it would unblock Ctrl-C here
     held: List[int] = []
-    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    terminate = signal.signal(signal.SIGTERM, lambda number, frame: held.append(number))
+    handlers = {number: signal.signal(number, lambda number, frame: held.append(number))
+                for number in (signal.SIGINT, signal.SIGTERM)}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, interrupt)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if terminate is None else terminate)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # one that came is recorded now
+        for number, handler in handlers.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
         if held:
-            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(held[0])
+
+
+def ignore_interrupts() -> None:
+    """In a worker started under `signals_held_for_workers`: Ctrl-C ignored from now
+    on, and no longer blocked (one that came during start-up is dropped)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from evalproto.base.errors import EvalprotoError, SetupError
 from evalproto.base.items import Item
-from evalproto.base.processes import interrupts_ignored
+from evalproto.base.processes import signals_held_for_workers
 from evalproto.readers.text import (
     check_inputs,
     check_line_counts,
@@ -63,6 +63,15 @@ def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
         if hasattr(broken, "terminate"):
             broken.terminate()
         raise
+
+
+def end_sources() -> None:
+    """End this worker's evaluators and whatever they started, busy or not (the run
+    was aborted, and a worker that is killed ends nothing)."""
+    while _SOURCES:
+        source = _SOURCES.popitem()[1]
+        if hasattr(source, "terminate"):  # a process (an in-process one has nothing to end)
+            source.terminate()
 
 
 @dataclass(frozen=True)
@@ -175,10 +184,16 @@ def connect(scheduler: str) -> Iterator[Any]:
         count = scheduler.partition(":")[2] or "2"
         if not count.isdigit() or int(count) < 1:
             raise SetupError(f"--scheduler local:N needs a number of workers, got {scheduler!r}")
-        with interrupts_ignored():
-            cluster = local_cluster(int(count))
-        with cluster, Client(cluster) as client:
-            yield client
+        with ExitStack() as stack:
+            with signals_held_for_workers():  # one that comes is raised once they have started
+                cluster = stack.enter_context(local_cluster(int(count)))
+            client = stack.enter_context(Client(cluster))
+            try:
+                yield client
+            except BaseException:  # the workers are killed on closing: their evaluators first
+                with suppress(Exception):  # a cluster that broke has none left to end
+                    client.run(end_sources, on_error="ignore")
+                raise
         return
     if not ADDRESS.match(scheduler):
         hint = (f" (local:{scheduler[5:]}?)" if scheduler[:5] == "local"

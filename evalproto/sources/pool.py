@@ -18,7 +18,7 @@ import numpy as np
 
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.items import Item
-from evalproto.base.processes import interrupts_ignored
+from evalproto.base.processes import ignore_interrupts, signals_held_for_workers
 from evalproto.sources.base import StatsSource
 from evalproto.sources.process import ClosedOnExit
 from evalproto.sources.specs import MetricSpec
@@ -32,6 +32,7 @@ _DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_sco
 
 def _start_worker(spec: MetricSpec) -> None:
     global _WORKER_SOURCE
+    ignore_interrupts()
     _WORKER_SOURCE = spec.build(None)
 
 
@@ -71,13 +72,15 @@ class EvaluatorPool(ClosedOnExit):
         if not spec.in_process:
             self._copies += [spec.build(timeout) for _ in range(jobs - 1)]
         else:  # spawned workers build their own: nothing unpicklable crosses
-            # Workers start with Ctrl-C ignored (the setting is inherited): the terminal
-            # sends it to them too, and the parent alone must stop them, quietly.
             import multiprocessing  # here: -j 1, the usual run, needs no pool
 
-            with interrupts_ignored():
-                self._processes = multiprocessing.get_context("spawn").Pool(
-                    jobs, initializer=_start_worker, initargs=(spec,))
+            try:  # Ctrl-C or SIGTERM meanwhile is raised once the workers have started
+                with signals_held_for_workers():
+                    self._processes = multiprocessing.get_context("spawn").Pool(
+                        jobs, initializer=_start_worker, initargs=(spec,))
+            except BaseException:
+                self.terminate()
+                raise
         primary = self._copies[0]
         self.stat_names: Optional[Tuple[str, ...]] = primary.stat_names
         self.higher_is_better: bool = primary.higher_is_better
