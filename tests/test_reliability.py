@@ -111,7 +111,7 @@ def test_ctrl_c_or_sigterm_ends_the_run_with_one_line_and_nothing_left(tmp_path,
 
 
 CTRL_C_AS_WORKERS_START = """
-import multiprocessing.context, os, signal
+import multiprocessing.context, os, signal, time
 from evalproto.sources.pool import EvaluatorPool
 from evalproto.sources.specs import MetricSpec
 
@@ -125,7 +125,11 @@ def ctrl_c_as_workers_start(self, *args, **kwargs):
 
 multiprocessing.context.SpawnContext.Pool = ctrl_c_as_workers_start
 try:
-    EvaluatorPool(MetricSpec("in-process", "ter"), 2, None)
+    with EvaluatorPool(MetricSpec("in-process", "ter"), 2, None):
+        # Another thread (numpy's OpenBLAS) may have taken the signal, and the main
+        # thread acts on it at its next step, here at the latest.
+        time.sleep(30)
+    print("went on")
 except KeyboardInterrupt:
     print("interrupted")
 """

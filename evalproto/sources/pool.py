@@ -67,21 +67,30 @@ class EvaluatorPool(ClosedOnExit):
 
     def __init__(self, spec: MetricSpec, jobs: int, timeout: Optional[float]) -> None:
         self.jobs = jobs
-        self._copies: List[Any] = [spec.build(timeout)]
+        self._copies: List[Any] = []
         self._processes = None
-        if not spec.in_process:
-            self._copies += [spec.build(timeout) for _ in range(jobs - 1)]
-        else:  # spawned workers build their own: nothing unpicklable crosses
-            import multiprocessing  # here: -j 1, the usual run, needs no pool
+        try:  # what has started is ended if the rest fails or is interrupted
+            self._start(spec, timeout)
+            self._describe(self._copies[0])
+        except BaseException:
+            self.terminate()
+            raise
 
-            try:  # Ctrl-C or SIGTERM meanwhile is raised once the workers have started
-                with signals_held_for_workers():
-                    self._processes = multiprocessing.get_context("spawn").Pool(
-                        jobs, initializer=_start_worker, initargs=(spec,))
-            except BaseException:
-                self.terminate()
-                raise
-        primary = self._copies[0]
+    def _start(self, spec: MetricSpec, timeout: Optional[float]) -> None:
+        self._copies.append(spec.build(timeout))
+        if not spec.in_process:
+            for _ in range(self.jobs - 1):
+                self._copies.append(spec.build(timeout))
+            return
+        # Spawned workers build their own: nothing unpicklable crosses.
+        import multiprocessing  # here: -j 1, the usual run, needs no pool
+
+        with signals_held_for_workers():  # one that comes is raised once they have started
+            self._processes = multiprocessing.get_context("spawn").Pool(
+                self.jobs, initializer=_start_worker, initargs=(spec,))
+
+    def _describe(self, primary: Any) -> None:
+        """Say what the first copy says of its statistics and scores."""
         self.stat_names: Optional[Tuple[str, ...]] = primary.stat_names
         self.higher_is_better: bool = primary.higher_is_better
         self.signature = primary.signature
