@@ -141,7 +141,8 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     signature = f"{analysis.signature_prefix(table.nrefs)}|{table.metric.signature()}"
     figures = _tested(table, getattr(table.metric, "tested", None))
     baseline_name = table.systems[0]
-    units = [unit_rows(rows, table.units) for rows in table.rows.values()]
+    units = ([unit_rows(rows, table.units) for rows in table.rows.values()]
+             if analysis.bootstrap_n or analysis.paired else [])  # what resampling draws
     where = table.label + (f", {table.group_key} {group}" if group else "")
     resampled: List[Dict[str, np.ndarray]] = []
     if analysis.bootstrap_n:  # every system on the same resamples, in one pass
