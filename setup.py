@@ -1,5 +1,6 @@
 """The compiled kernels, sources in native/: evalproto.evaluators._native (BLEU, chrF and
-TER statistics) and evalproto.stats._resample (bootstrap draw counts). The package's
+TER statistics), evalproto.stats._resample (bootstrap draw counts) and
+evalproto.readers._lmlog (the per-event loops of LM Challenge logs). The package's
 metadata is in setup.cfg."""
 
 import sys
@@ -27,6 +28,12 @@ setup(
         Extension(
             "evalproto.stats._resample",
             sources=["native/resample.cpp"],
+            language="c++",
+            extra_compile_args=COMPILE_ARGS,
+        ),
+        Extension(
+            "evalproto.readers._lmlog",
+            sources=["native/lmlog.cpp"],
             language="c++",
             extra_compile_args=COMPILE_ARGS,
         ),

@@ -35,6 +35,7 @@ from evalproto.evaluators.chrf import CHRF
 from evalproto.base.compiled import PURE_PYTHON_VARIABLE, NativeMissingError
 from evalproto.evaluators.native import as_rows
 from evalproto.evaluators.ter import TER
+from evalproto.readers import lmlogs
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
            "multilingual": (MULTI_REFS, MULTI_HYP)}
@@ -538,3 +539,74 @@ def test_kernels_release_the_gil_and_run_in_threads_alike():
     for thread in pair:
         thread.join()
     assert all(np.array_equal(result, alone) for result in results)
+
+
+# -- LM Challenge logs: the compiled per-event loops (native/lmlog.cpp) ----------------
+
+# one-, two- and four-byte characters, so that a word's tail is often stored narrower
+# than the word itself
+LM_WORDS = st.text(alphabet="ab\u00e9\u20ac\U0001F600", max_size=5)
+NO_SURROGATES = st.text(st.characters(blacklist_categories=("Cs",)), max_size=70)
+
+
+@st.composite
+def completion_events(draw: Callable) -> Tuple[Any, str]:
+    """(completions or None, target), the completions often holding the target's tails."""
+    target = draw(LM_WORDS)
+    if draw(st.booleans()):
+        return None, target
+    candidates = st.one_of(LM_WORDS, st.integers(0, 6).map(lambda i: target[i:]))
+    return draw(st.lists(st.lists(candidates, max_size=4), min_size=1, max_size=8)), target
+
+
+def both_ways(function: Callable, *args: Any) -> Tuple[Any, Any]:
+    """`function(*args)` by the kernel, then by the pure-Python reference code."""
+    results = []
+    for pure in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            if pure:
+                patch.setenv(PURE_PYTHON_VARIABLE, "1")
+                patch.setattr(lmlogs, "_compiled", lambda: pytest.fail("the kernel was used"))
+            else:
+                patch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+            results.append(function(*args))
+    return results[0], results[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(completion_events(), max_size=20))
+def test_prediction_ranks_are_the_reference_code(events):
+    completions, targets = [event[0] for event in events], [event[1] for event in events]
+    (ranks, starts), (python_ranks, python_starts) = both_ways(
+        lmlogs.prediction_ranks, completions, targets)
+    assert ranks.tolist() == python_ranks.tolist()
+    assert starts.tolist() == python_starts.tolist()
+
+
+def test_prediction_ranks_rank_completions_and_tails():
+    completions = [[["x", "y", "abc"], ["bc"]], [["x", "abc"]], [["x"], ["zz", "q", "bc"], ["c"]],
+                   [["x"], ["bc", "q"]], None, [[], [], [], [], [""]]]
+    ranks, starts = lmlogs.prediction_ranks(completions, ["abc"] * 6)
+    assert ranks.tolist() == [3, 2, 0, 0, 0, 0]
+    assert starts.tolist() == [1, 0, 2, 1, -1, 4]  # a third completion is not counted
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(NO_SURROGATES, max_size=20))
+def test_string_fingerprints_are_the_reference_code(values):
+    native, python = both_ways(lmlogs.event_hashes, values)
+    assert native.tolist() == python.tolist()
+
+
+def test_the_lm_loops_refuse_what_is_not_a_decoded_event():
+    loops = lmlogs._compiled()
+    with pytest.raises(TypeError, match="each target must be a str"):
+        loops.prediction_ranks([None], [3])
+    with pytest.raises(TypeError, match="completions\\[1\\] must be a list"):
+        loops.prediction_ranks([[["a"], "b"]], ["a"])
+    with pytest.raises(ValueError, match="1 completions but 2 targets"):
+        loops.prediction_ranks([None], ["a", "b"])
+    with pytest.raises(TypeError, match="each value must be a str"):
+        loops.md5_prefixes(["a", None])
+    with pytest.raises(UnicodeEncodeError):
+        loops.md5_prefixes(["\ud800"])

@@ -21,11 +21,13 @@ import operator
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
 from typing import Annotated, Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import msgspec
 import numpy as np
 
+from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import InputError
 from evalproto.base.progress import QUIET, Progress
 from evalproto.base.gcpause import paused_gc
@@ -62,6 +64,8 @@ def _column_hashes(values: Sequence[Any]) -> np.ndarray:
     both hash as 1, but 1.0 must be an error.)"""
     types = set(map(type, values))
     if types == {str}:
+        if not pure_python():
+            return np.frombuffer(_compiled().md5_prefixes(list(values)), dtype=np.uint64)
         return np.fromiter(map(_string_hash, values), dtype=np.uint64, count=len(values))
     if types <= {int, bool}:
         try:
@@ -291,14 +295,7 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
 def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any],
                      targets: List[str], lengths: np.ndarray) -> None:
     """Next-word prediction ranks (from completions[0]) and word completion."""
-    ranks = [words[0].index(target) + 1 if words is not None and target in words[0] else 0
-             for words, target in zip(completions, targets)]
-    # a rank within the top two is a completion before any character is typed
-    starts = np.array([0 if 0 < rank <= COMPLETION_MAX_RANK
-                       else -1 if words is None else _completed_at(words, target, 1)
-                       for words, target, rank in zip(completions, targets, ranks)],
-                      dtype=np.int64)
-    ranks = np.array(ranks, dtype=np.int64)
+    ranks, starts = prediction_ranks(completions, targets)
     hit = ranks > 0
     rows[chosen[hit], COLUMN["prediction.srr"]] = 1 / ranks[hit]
     rows[chosen, COLUMN["prediction.hit"]] = hit
@@ -307,6 +304,28 @@ def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any
     completed = starts >= 0
     rows[chosen[completed], COLUMN["completion.characters"]] = (lengths - starts)[completed]
     rows[chosen, COLUMN["completion.tokens"]] = completed
+
+
+def prediction_ranks(completions: List[Any], targets: List[str]
+                     ) -> Tuple[np.ndarray, np.ndarray]:
+    """Per event, the target's rank in completions[0] (0 if absent) and where it was
+    completed (`_completed_at`, 0 for a rank within the top two, -1 if never)."""
+    if not pure_python():
+        pairs = np.frombuffer(_compiled().prediction_ranks(completions, targets),
+                              dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+    ranks = [words[0].index(target) + 1 if words is not None and target in words[0] else 0
+             for words, target in zip(completions, targets)]
+    # a rank within the top two is a completion before any character is typed
+    starts = [0 if 0 < rank <= COMPLETION_MAX_RANK
+              else -1 if words is None else _completed_at(words, target, 1)
+              for words, target, rank in zip(completions, targets, ranks)]
+    return np.array(ranks, dtype=np.int64), np.array(starts, dtype=np.int64)
+
+
+def _compiled() -> ModuleType:
+    """The compiled loops (native/lmlog.cpp)."""
+    return compiled("evalproto.readers._lmlog")
 
 
 def _changes(keys: List[Any]) -> np.ndarray:
