@@ -124,6 +124,8 @@ def ctrl_c_as_workers_start(self, *args, **kwargs):
     return pool
 
 multiprocessing.context.SpawnContext.Pool = ctrl_c_as_workers_start
+# as in a terminal: a test run in the background may have inherited Ctrl-C ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 try:
     with EvaluatorPool(MetricSpec("in-process", "ter"), 2, None):
         # Another thread (numpy's OpenBLAS) may have taken the signal, and the main
