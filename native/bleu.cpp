@@ -1,11 +1,12 @@
 // BLEU's segment statistics, as sacrebleu's BLEU._extract_corpus_statistics.
 //
-// Per segment: the hypothesis' tokens get ids and its n-grams go into a table; each
-// reference is then streamed through the table. A hypothesis n-gram's clipped count is
-// min(hyp count, max over references of the reference count), which is the max over
-// references of min(hyp count, reference count): counting a reference's occurrences
-// one by one, the k-th occurrence adds one match exactly when k <= hyp count and k
-// exceeds what an earlier reference already matched.
+// Per segment: the references' tokens get ids and their n-grams go into a table, each
+// with its most occurrences in any one reference; the hypothesis is then streamed
+// through the table. A hypothesis n-gram's clipped count is min(hyp count, max over
+// references of the reference count): counting the hypothesis' occurrences one by
+// one, the k-th occurrence adds one match exactly when k <= that max. Consecutive
+// segments with the very same references (the systems of one segment, as
+// corpus_rows sends them) share one table.
 #include <algorithm>
 #include <cstdlib>
 
@@ -31,57 +32,80 @@ void tokenize(const std::vector<cp_t>& text, Tokenizer tokenizer, Scratch13a& sc
     }
 }
 
+// Whether segment s has the very same reference objects as segment s - 1.
+bool same_references(const Batch<TextRef>& batch, size_t s) {
+    if (s == 0) return false;
+    const size_t begin = batch.ref_start[s], count = batch.ref_start[s + 1] - begin;
+    const size_t previous = batch.ref_start[s - 1];
+    if (batch.ref_start[s] - previous != count) return false;
+    for (size_t r = 0; r < count; ++r) {
+        const TextRef &a = batch.refs[begin + r], &b = batch.refs[previous + r];
+        if (a.data != b.data || a.kind != b.kind || a.length != b.length) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, double* out) {
     const size_t width = 2 + 2 * static_cast<size_t>(max_order);
+    const size_t orders = static_cast<size_t>(max_order);
     std::vector<cp_t> text;
     Scratch13a scratch;
     Tokens tokens;
     Interner interner;
     NgramTable table;
-    std::vector<uint32_t> ids;
+    std::vector<uint32_t> ids, ref_ids;
+    std::vector<size_t> ref_ends;  // reference r's ids are ref_ids[ref_ends[r-1], ref_ends[r])
     std::vector<long long> correct(max_order);
     for (size_t s = 0; s < batch.segments(); ++s) {
+        if (!same_references(batch, s)) {
+            ref_ids.clear();
+            ref_ends.clear();
+            interner.reset(0);
+            size_t ngrams = 0;
+            for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r) {
+                text.clear();
+                append_code_points(batch.refs[r], text);
+                tokenize(text, tokenizer, scratch, tokens);
+                for (size_t t = 0; t < tokens.size(); ++t)
+                    ref_ids.push_back(interner.add(tokens.begin_of(t), tokens.length_of(t)));
+                ref_ends.push_back(ref_ids.size());
+                ngrams += tokens.size() * std::min(orders, tokens.size());
+            }
+            table.clear(ngrams);
+            for (size_t r = 0, begin = 0; r < ref_ends.size(); begin = ref_ends[r++]) {
+                table.add(ref_ids.data() + begin, ref_ends[r] - begin, max_order,
+                          static_cast<int32_t>(r));
+            }
+        }
         text.clear();
         append_code_points(batch.hyps[s], text);
         tokenize(text, tokenizer, scratch, tokens);
         const size_t hyp_len = tokens.size();
-        interner.reset(hyp_len);
         ids.resize(hyp_len);
         for (size_t t = 0; t < hyp_len; ++t)
-            ids[t] = interner.add(tokens.begin_of(t), tokens.length_of(t));
-        table.build(ids.data(), ids.size(), max_order);
+            ids[t] = interner.find(tokens.begin_of(t), tokens.length_of(t));
         std::fill(correct.begin(), correct.end(), 0);
+        const int32_t stamp = -2 - static_cast<int32_t>(s);  // not a reference's number
+        table.visit(ids.data(), ids.size(), max_order, [&](NgramTable::Entry& e) {
+            if (e.last_ref != stamp) {
+                e.last_ref = stamp;
+                e.hyp_count = 0;
+            }
+            if (++e.hyp_count <= e.best) ++correct[e.order - 1];
+        });
+        // The closest reference length, the shorter of two equally close.
         long long closest = -1, closest_diff = -1;
-        for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r) {
-            text.clear();
-            append_code_points(batch.refs[r], text);
-            tokenize(text, tokenizer, scratch, tokens);
-            const long long ref_len = static_cast<long long>(tokens.size());
-            // The closest reference length, the shorter of two equally close.
-            long long diff = std::llabs(static_cast<long long>(hyp_len) - ref_len);
+        for (size_t r = 0, begin = 0; r < ref_ends.size(); begin = ref_ends[r++]) {
+            const long long ref_len = static_cast<long long>(ref_ends[r] - begin);
+            const long long diff = std::llabs(static_cast<long long>(hyp_len) - ref_len);
             if (closest_diff == -1 || diff < closest_diff) {
                 closest_diff = diff;
                 closest = ref_len;
             } else if (diff == closest_diff && ref_len < closest) {
                 closest = ref_len;
             }
-            ids.resize(tokens.size());
-            for (size_t t = 0; t < tokens.size(); ++t)
-                ids[t] = interner.find(tokens.begin_of(t), tokens.length_of(t));
-            const int32_t ref_number = static_cast<int32_t>(r);
-            table.visit(ids.data(), ids.size(), max_order, [&](NgramTable::Entry& e) {
-                if (e.last_ref != ref_number) {
-                    e.last_ref = ref_number;
-                    e.ref_count = 0;
-                }
-                ++e.ref_count;
-                if (e.ref_count <= e.hyp_count && e.ref_count > e.best) {
-                    e.best = e.ref_count;
-                    ++correct[e.order - 1];
-                }
-            });
         }
         double* row = out + s * width;
         row[0] = static_cast<double>(hyp_len);

@@ -216,4 +216,41 @@ void NgramTable::build(const uint32_t* symbols, size_t n, int max_order) {
     }
 }
 
+void NgramTable::clear(size_t expected) {
+    symbols_.clear();
+    entries_.clear();
+    slots_.reset(expected);
+}
+
+void NgramTable::add(const uint32_t* symbols, size_t n, int max_order, int32_t sequence) {
+    const size_t offset = symbols_.size();
+    symbols_.insert(symbols_.end(), symbols, symbols + n);
+    const uint32_t* s = symbols_.data() + offset;
+    const size_t orders = static_cast<size_t>(max_order);
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t h = HASH_SEED;
+        const size_t longest = std::min(orders, n - i);
+        for (size_t order = 1; order <= longest; ++order) {
+            h = hash_step(h, s[i + order - 1]);
+            uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
+                const Entry& entry = entries_[e];
+                return entry.hash == h && entry.order == order &&
+                       std::memcmp(symbols_.data() + entry.start, s + i,
+                                   order * sizeof(uint32_t)) == 0;
+            });
+            if (!*slot) {
+                entries_.push_back({h, static_cast<uint32_t>(offset + i),
+                                    static_cast<uint32_t>(order), 0, sequence, 0, 0});
+                *slot = static_cast<uint32_t>(entries_.size());
+            }
+            Entry& entry = entries_[*slot - 1];
+            if (entry.last_ref != sequence) {
+                entry.last_ref = sequence;
+                entry.ref_count = 0;
+            }
+            if (++entry.ref_count > entry.best) entry.best = entry.ref_count;
+        }
+    }
+}
+
 }  // namespace evalproto

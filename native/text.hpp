@@ -154,6 +154,12 @@ class NgramTable {
 
     void build(const uint32_t* symbols, size_t n, int max_order);
 
+    // A table of the n-grams of several sequences instead: `clear` for room for
+    // `expected` n-grams, then `add` each sequence (numbered 0, 1, ...). Each entry's
+    // `best` is its most occurrences in any one sequence; hyp_count is left 0.
+    void clear(size_t expected);
+    void add(const uint32_t* symbols, size_t n, int max_order, int32_t sequence);
+
     // For each n-gram occurrence in s[0, n) (orders up to max_order) found in the
     // table, calls f(entry). An n-gram whose (n-1)-gram prefix is absent is absent too,
     // so each start stops at its first miss; UNKNOWN symbols are never present.

@@ -240,6 +240,26 @@ def test_bleu_rows_on_generated_text(items, tokenize, lowercase, order):
     assert np.array_equal(native_rows(bleu, items), python_rows(bleu, items))
 
 
+@settings(max_examples=200, deadline=None)
+@given(generated_items, st.lists(texts, min_size=1, max_size=4),
+       st.sampled_from(["13a", "none", "char"]), st.integers(min_value=1, max_value=5))
+def test_bleu_rows_of_systems_that_share_references(items, other_hyps, tokenize, order):
+    """Each segment's very reference objects with several hypotheses in a row, as
+    corpus_rows sends the systems of a segment (the kernel then builds one table for
+    them): the rows of references given as copies, and the Python code's."""
+    items = [([ref.strip() for ref in refs], hyp.strip()) for refs, hyp in items]
+    shared = [(refs, hyp) for refs, first in items for hyp in [first, *other_hyps]]
+    copies = [["#" + ref for ref in refs] for refs, _ in shared]
+    copies = [[ref[1:] for ref in refs] for refs in copies]
+    hyps = [hyp for _, hyp in shared]
+    rows = as_rows(_native.bleu_rows(hyps, [refs for refs, _ in shared], order, tokenize),
+                   2 + 2 * order)
+    assert np.array_equal(rows, as_rows(_native.bleu_rows(hyps, copies, order, tokenize),
+                                        2 + 2 * order))
+    bleu = BLEU(tokenize=tokenize, max_ngram_order=order)
+    assert np.array_equal(rows, python_rows(bleu, shared))
+
+
 TRICKY_13A = ["word-\n", "word-\n \t", "co-\noperate", "a -\n\n", "1-\n", "<skip<skipped>ped>",
               "<SKIPPED>", "x<skipped>-\ny", "&amp;quot;", "&amp;lt;b&amp;gt;", "&quot;&quot;",
               "&&amp;",
