@@ -71,7 +71,7 @@ struct Pcg64 {
     }
 };
 
-// Adds to each of `rows` rows of n = scratch.size() doubles the counts of one
+// Sets each of `rows` rows of n = scratch.size() doubles to the counts of one
 // resample's n draws.
 template <class Count>
 void count_rows(Pcg64& generator, std::vector<Count>& scratch, double* counts, Py_ssize_t rows) {
@@ -81,7 +81,7 @@ void count_rows(Pcg64& generator, std::vector<Count>& scratch, double* counts, P
         for (Py_ssize_t draw = 0; draw < n; ++draw) ++scratch[generator.below(bound)];
         double* own = counts + row * n;
         for (Py_ssize_t segment = 0; segment < n; ++segment) {
-            own[segment] += scratch[segment];
+            own[segment] = scratch[segment];
             scratch[segment] = 0;
         }
     }
@@ -152,7 +152,7 @@ PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "draw_counts(state_high, state_low, inc_high, inc_low, has_uint32, uinteger, n, out)\n"
      "-> (state_high, state_low, has_uint32, uinteger)\n\n"
-     "Adds to each row of `out` (float64, rows of n) how often each of n segments is\n"
+     "Sets each row of `out` (float64, rows of n) to how often each of n segments is\n"
      "drawn by Generator.integers(0, n, n) from the given PCG64 state, and returns the\n"
      "state after the draws."},
     {nullptr, nullptr, 0, nullptr}};

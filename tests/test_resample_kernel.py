@@ -15,6 +15,12 @@ def numpy_counts(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
                      for row in rng.choice(n, size=(k, n), replace=True)]).astype(float)
 
 
+def drawn(n: int, samples: int, seed: int) -> np.ndarray:
+    """Every chunk of bootstrap_counts, copied before the next overwrites it."""
+    return np.concatenate([counts.copy() for counts in resampling.bootstrap_counts(n, samples,
+                                                                                    seed)])
+
+
 @pytest.mark.parametrize("n", [2, 3, 7, 150, 1001, 65535, 65536, 70001])
 @pytest.mark.parametrize("seed", [0, 12345])
 @pytest.mark.parametrize("half_drawn", [False, True])
@@ -27,16 +33,16 @@ def test_counts_and_state_equal_numpys(n, seed, half_drawn):
         ours.integers(0, 10, size=3)
         theirs.integers(0, 10, size=3)
     for k in (1, 4, 3):
-        counts = np.zeros((k, n))
+        counts = np.full((k, n), np.nan)  # every count is set
         resampling._draw_counts(ours, counts)
         assert np.array_equal(counts, numpy_counts(theirs, n, k))
         assert ours.bit_generator.state == theirs.bit_generator.state
 
 
 def test_the_pure_python_path_counts_the_same(monkeypatch):
-    compiled = np.concatenate(list(resampling.bootstrap_counts(3001, 40, 7)))
+    compiled = drawn(3001, 40, 7)
     monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
-    python = np.concatenate(list(resampling.bootstrap_counts(3001, 40, 7)))
+    python = drawn(3001, 40, 7)
     assert np.array_equal(compiled, python)
     assert compiled.sum(axis=1).tolist() == [3001] * 40
 
@@ -46,12 +52,12 @@ def test_chunks_of_any_size_give_one_stream(monkeypatch, minimum, most):
     monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)
     monkeypatch.setattr(resampling, "_MIN_RESAMPLES", minimum)
     monkeypatch.setattr(resampling, "_MAX_COUNTS", most)
-    counts = np.concatenate(list(resampling.bootstrap_counts(150, 1000, 12345)))
+    counts = drawn(150, 1000, 12345)
     assert np.array_equal(counts, numpy_counts(np.random.default_rng(12345), 150, 1000))
 
 
 def test_one_segment_is_drawn_every_time():
-    assert np.concatenate(list(resampling.bootstrap_counts(1, 5, 12345))).tolist() == [[1.0]] * 5
+    assert drawn(1, 5, 12345).tolist() == [[1.0]] * 5
 
 
 @pytest.mark.parametrize("n, out, message", [

@@ -154,7 +154,8 @@ def test_chunked_bootstrap_draws_are_sacrebleus(monkeypatch, samples, n):
     monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)  # many small chunks
     picks = np.random.default_rng(12345).choice(n, size=(samples, n), replace=True)
     expected = np.stack([np.bincount(row, minlength=n) for row in picks])
-    counts = np.concatenate(list(resampling.bootstrap_counts(n, samples, 12345)))
+    counts = np.concatenate([chunk.copy()  # the next chunk overwrites it
+                             for chunk in resampling.bootstrap_counts(n, samples, 12345)])
     assert np.array_equal(counts, expected)
 
 
