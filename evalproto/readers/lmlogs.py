@@ -58,10 +58,10 @@ def _value_hash(value: Any) -> int:
 
 
 def _column_hashes(values: Sequence[Any]) -> np.ndarray:
-    """`_value_hash` of every value of one field. String fields go through the MD5 cache
-    and integer fields are hashed in an array; in mixed fields, which repeat, each
-    distinct value is hashed once. (Only where equal values hash alike: 1 == True and
-    both hash as 1, but 1.0 must be an error.)"""
+    """`_value_hash` of every value of one field. String fields are hashed by the
+    compiled loop (or through the MD5 cache) and integer fields in an array; in mixed
+    fields, which repeat, each distinct value is hashed once. (Only where equal values
+    hash alike: 1 == True and both hash as 1, but 1.0 must be an error.)"""
     types = set(map(type, values))
     if types == {str}:
         if not pure_python():
