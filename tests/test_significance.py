@@ -31,18 +31,19 @@ def test_all_pairs_are_each_pairs_own_paired_bootstrap():
     table = bleu_table()
     results = analyse([table], Analysis(paired="bs", paired_n=300, all_pairs=True))
     names = table.systems
+
+    def tested_alone(i: int, j: int):
+        return resampling.paired_bootstrap(table.rows[names[i]], table.rows[names[j]],
+                                           table.figures, 300, 12345, table.resample_dtype)
+
     for i, j in pairs_of(3, True):
-        alone = resampling.paired_bootstrap(table.rows[names[i]], table.rows[names[j]],
-                                            table.figures, 300, 12345, table.resample_dtype)
+        alone = tested_alone(i, j)
         assert results[i].pairs[names[j]] == results[j].pairs[names[i]] == alone["score"].p_value
         # and the same pair's test with its systems the other way round
-        swapped = resampling.paired_bootstrap(table.rows[names[j]], table.rows[names[i]],
-                                              table.figures, 300, 12345, table.resample_dtype)
-        assert swapped["score"].p_value == alone["score"].p_value
+        assert tested_alone(j, i)["score"].p_value == alone["score"].p_value
     # the intervals are those of the tests against the first system, and its own
     for j in (1, 2):
-        alone = resampling.paired_bootstrap(table.rows[names[0]], table.rows[names[j]],
-                                            table.figures, 300, 12345, table.resample_dtype)
+        alone = tested_alone(0, j)
         assert (results[j].mean, results[j].ci, results[j].p_value) == (
             alone["score"].mean, alone["score"].ci, alone["score"].p_value)
         assert len(results[j].resampled) == 300
