@@ -122,6 +122,15 @@ def test_lm_score_on_the_cluster_equals_the_local_run(cluster, tmp_path):
     assert rows(*args, "--scheduler", cluster.scheduler.address) == rows(*args)
 
 
+def test_the_paired_t_test_on_the_cluster_equals_the_local_run(cluster):
+    """A metric that declares its corpus score the mean of its rows says so from the
+    workers too (it was refused as if it were an external evaluator)."""
+    args = ["corpus-score", DE_EN_REFS[0], "-i", DE_EN_HYP, DE_EN_REFS[1], "-m", "exact-match",
+            "--paired-ttest"]
+    remote = rows(*args, "--scheduler", cluster.scheduler.address)
+    assert remote == rows(*args) and remote[1]["p_value"] is not None
+
+
 def test_stats_on_the_cluster_writes_the_local_file(cluster, tmp_path):
     for name, extra in (("local", []), ("remote", ["--scheduler", cluster.scheduler.address])):
         result = run_cli("stats", *DE_EN_REFS, DE_EN_HYP, "-m", "ter", "-o",

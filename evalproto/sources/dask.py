@@ -129,7 +129,8 @@ def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
                 "resample_dtype": getattr(source, "resample_dtype", np.float64),
                 "name": getattr(source, "name", None),
                 "score_name": getattr(source, "score_name", None),
-                "extra_decimals": getattr(source, "extra_decimals", 0)}
+                "extra_decimals": getattr(source, "extra_decimals", 0),
+                "mean_of_rows": getattr(source, "mean_of_rows", None)}
     return _using(spec, timeout, description)
 
 
@@ -224,6 +225,7 @@ class RemoteSource:
         self.name: Optional[str] = info["name"]
         self.score_name: Optional[str] = info["score_name"]
         self.extra_decimals: int = info["extra_decimals"]
+        self.mean_of_rows: Optional[bool] = info["mean_of_rows"]  # for --paired-ttest
 
     def signature(self) -> str:
         return self._signature
