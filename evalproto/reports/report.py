@@ -170,7 +170,7 @@ def _metric_figures(table: StatsTable, options: ReportOptions,
     else:
         analysis = Analysis(confidence=options.samples, seed=options.seed, groups=False)
     results = analyse([table], analysis, progress)
-    figures = MetricFigures(table.label, _short_name(table), results[0].signature,
+    figures = MetricFigures(table.label, table.score_name, results[0].signature,
                             table.metric.higher_is_better, results)
     if count < 2:
         figures.clusters = [list(table.systems)]
@@ -202,13 +202,6 @@ def _matrix(results: Sequence[Result]) -> np.ndarray:
         for other, p in result.pairs.items():
             matrix[i, names.index(other)] = math.nan if p is None else p
     return matrix
-
-
-def _short_name(table: StatsTable) -> str:
-    """The metric's score name (BLEU, chrF2), as sacrebleu names it; its spec if
-    another metric of the report has the same name is left to `display_names`."""
-    return str(getattr(table.metric, "score_name", None) or getattr(table.metric, "name", None)
-               or table.label)
 
 
 def display_names(metrics: Sequence[MetricFigures]) -> Dict[str, str]:

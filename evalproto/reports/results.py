@@ -6,9 +6,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from evalproto.base.numerals import format_numbers, json_number, to_json
 from evalproto.stats.reductions import Result, SegmentScores
+from evalproto.stats.significance import SIGNIFICANCE_LEVEL
 
 FORMATS = ("text", "json", "tsv")
-SIGNIFICANCE_LEVEL = 0.05
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
