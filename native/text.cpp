@@ -189,40 +189,8 @@ uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {
     return *slot - 1;
 }
 
-void NgramTable::build(const uint32_t* symbols, size_t n, int max_order) {
-    symbols_.assign(symbols, symbols + n);
-    entries_.clear();
-    size_t orders = static_cast<size_t>(max_order);
-    slots_.reset(n * std::min(orders, n ? n : 1));
-    const uint32_t* s = symbols_.data();
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t h = HASH_SEED;
-        size_t longest = std::min(orders, n - i);
-        for (size_t order = 1; order <= longest; ++order) {
-            h = hash_step(h, s[i + order - 1]);
-            uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
-                const Entry& entry = entries_[e];
-                return entry.hash == h && entry.order == order &&
-                       std::memcmp(s + entry.start, s + i, order * sizeof(uint32_t)) == 0;
-            });
-            if (*slot) {
-                ++entries_[*slot - 1].hyp_count;
-            } else {
-                entries_.push_back({h, static_cast<uint32_t>(i), static_cast<uint32_t>(order), 1,
-                                    -1, 0, 0});
-                *slot = static_cast<uint32_t>(entries_.size());
-            }
-        }
-    }
-}
-
-void NgramTable::clear(size_t expected) {
-    symbols_.clear();
-    entries_.clear();
-    slots_.reset(expected);
-}
-
-void NgramTable::add(const uint32_t* symbols, size_t n, int max_order, int32_t sequence) {
+template <class Count>
+void NgramTable::insert(const uint32_t* symbols, size_t n, int max_order, Count count) {
     const size_t offset = symbols_.size();
     symbols_.insert(symbols_.end(), symbols, symbols + n);
     const uint32_t* s = symbols_.data() + offset;
@@ -240,17 +208,34 @@ void NgramTable::add(const uint32_t* symbols, size_t n, int max_order, int32_t s
             });
             if (!*slot) {
                 entries_.push_back({h, static_cast<uint32_t>(offset + i),
-                                    static_cast<uint32_t>(order), 0, sequence, 0, 0});
+                                    static_cast<uint32_t>(order), 0, -1, 0, 0});
                 *slot = static_cast<uint32_t>(entries_.size());
             }
-            Entry& entry = entries_[*slot - 1];
-            if (entry.last_ref != sequence) {
-                entry.last_ref = sequence;
-                entry.ref_count = 0;
-            }
-            if (++entry.ref_count > entry.best) entry.best = entry.ref_count;
+            count(entries_[*slot - 1]);
         }
     }
+}
+
+void NgramTable::build(const uint32_t* symbols, size_t n, int max_order) {
+    const size_t orders = static_cast<size_t>(max_order);
+    clear(n * std::min(orders, n ? n : 1));
+    insert(symbols, n, max_order, [](Entry& entry) { ++entry.hyp_count; });
+}
+
+void NgramTable::clear(size_t expected) {
+    symbols_.clear();
+    entries_.clear();
+    slots_.reset(expected);
+}
+
+void NgramTable::add(const uint32_t* symbols, size_t n, int max_order, int32_t sequence) {
+    insert(symbols, n, max_order, [sequence](Entry& entry) {
+        if (entry.last_ref != sequence) {
+            entry.last_ref = sequence;
+            entry.ref_count = 0;
+        }
+        if (++entry.ref_count > entry.best) entry.best = entry.ref_count;
+    });
 }
 
 }  // namespace evalproto

@@ -185,6 +185,11 @@ class NgramTable {
     }
 
   private:
+    // Appends symbols[0, n) and counts each of its n-gram occurrences: `count(entry)`,
+    // the entry new (all counts 0) at its first occurrence.
+    template <class Count>
+    void insert(const uint32_t* symbols, size_t n, int max_order, Count count);
+
     Slots slots_;
     std::vector<Entry> entries_;
     std::vector<uint32_t> symbols_;
