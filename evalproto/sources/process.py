@@ -16,6 +16,7 @@ import queue
 import shlex
 import subprocess
 import threading
+import time
 import warnings
 from collections import deque
 from typing import (Any, BinaryIO, Deque, Dict, Iterable, List, NoReturn, Optional, Sequence,
@@ -78,8 +79,9 @@ Closing = TypeVar("Closing", bound=ClosedOnExit)
 class EvaluatorProcess(ClosedOnExit):
     """An external evaluator command, with the interface of an in-process Evaluator.
 
-    The first request is `INFO`. Its reply is awaited when first needed, for at most
-    INFO_WAIT seconds (each copy of a -j pool waits in its own thread, at once):
+    The first request is `INFO`. Its reply is awaited when first needed, until at most
+    INFO_WAIT seconds after INFO was sent (so copies of a -j pool started together
+    share one wait, whichever is asked first):
     - a JSON object describes the evaluator: its stat names, direction and signature;
     - an ERROR line, or an exit, means it does not know INFO. One that exited, at once
       or when the SCOREs arrive (the protocol's fail-fast), is started again without it;
@@ -109,6 +111,7 @@ class EvaluatorProcess(ClosedOnExit):
         self._info = _ASKED if probe_info else _UNDESCRIBED
         if probe_info:
             self._write(["INFO\n"])
+        self._info_asked_at = time.monotonic()
 
     # -- what the evaluator says of itself ----------------------------------------
 
@@ -153,7 +156,7 @@ class EvaluatorProcess(ClosedOnExit):
             return
         wait = INFO_WAIT if self.timeout is None else min(self.timeout, INFO_WAIT)
         try:
-            line = self._next_line(wait)
+            line = self._next_line(max(0.0, self._info_asked_at + wait - time.monotonic()))
         except queue.Empty:
             self._info = _LATE
             return
