@@ -157,8 +157,10 @@ def item_rows(items: List[Item], spec: MetricSpec, timeout: Optional[float]) -> 
 # every large numpy array is mapped and faulted in anew: BLEU ran 30-50% slower on a
 # worker, and so did an -e evaluator, which inherits the worker's environment.
 UNTRIMMED = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
-# Workers log tasks cancelled on Ctrl-C as warnings, on the user's terminal.
-QUIET = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "error"}
+# Workers log on the user's terminal: tasks cancelled on Ctrl-C as warnings, and a
+# heartbeat that meets the scheduler already closed as an error with a traceback. What
+# goes wrong in a task reaches the client, which reports it as a local run would.
+QUIET = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical"}
 
 
 def local_cluster(workers: int) -> Any:
