@@ -1,7 +1,7 @@
 """The compiled kernels, sources in native/: evalproto.evaluators._native (BLEU, chrF and
-TER statistics), evalproto.stats._resample (bootstrap draw counts) and
-evalproto.readers._lmlog (the per-event loops of LM Challenge logs). The package's
-metadata is in setup.cfg."""
+TER statistics), evalproto.stats._resample (bootstrap draw counts), evalproto.wire._lines
+(the protocol server's batches of SCORE lines) and evalproto.readers._lmlog (the
+per-event loops of LM Challenge logs). The package's metadata is in setup.cfg."""
 
 import sys
 
@@ -28,6 +28,12 @@ setup(
         Extension(
             "evalproto.stats._resample",
             sources=["native/resample.cpp"],
+            language="c++",
+            extra_compile_args=COMPILE_ARGS,
+        ),
+        Extension(
+            "evalproto.wire._lines",
+            sources=["native/wire.cpp"],
             language="c++",
             extra_compile_args=COMPILE_ARGS,
         ),

@@ -5,10 +5,11 @@
 // through the table. A hypothesis n-gram's clipped count is min(hyp count, max over
 // references of the reference count): counting the hypothesis' occurrences one by
 // one, the k-th occurrence adds one match exactly when k <= that max. Consecutive
-// segments with the very same references (the systems of one segment, as
-// corpus_rows sends them) share one table.
+// segments with equal references (the systems of one segment, as corpus_rows sends
+// them; an n-best list, as a tuner sends it) share one table.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "kernels.hpp"
 
@@ -32,7 +33,8 @@ void tokenize(const std::vector<cp_t>& text, Tokenizer tokenizer, Scratch13a& sc
     }
 }
 
-// Whether segment s has the very same reference objects as segment s - 1.
+// Whether segment s has the same references as segment s - 1: the same objects, or
+// equal texts (equal str have equal kinds in CPython, so the bytes compare).
 bool same_references(const Batch<TextRef>& batch, size_t s) {
     if (s == 0) return false;
     const size_t begin = batch.ref_start[s], count = batch.ref_start[s + 1] - begin;
@@ -40,7 +42,10 @@ bool same_references(const Batch<TextRef>& batch, size_t s) {
     if (batch.ref_start[s] - previous != count) return false;
     for (size_t r = 0; r < count; ++r) {
         const TextRef &a = batch.refs[begin + r], &b = batch.refs[previous + r];
-        if (a.data != b.data || a.kind != b.kind || a.length != b.length) return false;
+        if (a.kind != b.kind || a.length != b.length) return false;
+        if (a.data != b.data &&
+            std::memcmp(a.data, b.data, a.length * static_cast<size_t>(a.kind)) != 0)
+            return false;
     }
     return true;
 }

@@ -13,6 +13,7 @@ from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
+from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.items import Item
 from evalproto.base.numerals import format_numbers, parse_number, shorten
 
@@ -89,10 +90,14 @@ def parse_numbers(text: str) -> tuple[float, ...]:
     return tuple(numbers)
 
 
-def parse_rows(lines: Sequence[str], width: int) -> Optional[np.ndarray]:
+def parse_rows(lines: List[str], width: int) -> Optional[np.ndarray]:
     """`parse_numbers` of many reply lines of `width` numbers each, as an (n, width)
-    array, at a fraction of the cost; None if any line is not that, so that the caller
-    parses the lines one by one to learn which and why."""
+    array, at a fraction of the cost (by the compiled code, see evalproto.wire._lines);
+    None if any line is not that, so that the caller parses the lines one by one to
+    learn which and why."""
+    if not pure_python():
+        values = compiled("evalproto.wire._lines").parse_rows(lines, width)
+        return None if values is None else np.frombuffer(values).reshape(len(lines), width)
     tokens = [line.split() for line in lines]
     if set(map(len, tokens)) - {width}:
         return None

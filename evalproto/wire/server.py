@@ -16,10 +16,12 @@ import gc
 import json
 import os
 import sys
-from typing import Any, BinaryIO, Dict, Iterator, List, Protocol, Sequence, TextIO, Union
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Protocol, Sequence, TextIO, Union
 
 import click
+import numpy as np
 
+from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import format_number, format_numbers
 from evalproto.wire.protocol import (
@@ -42,8 +44,11 @@ class Evaluator(Protocol):
 
     name: str
     options: Sequence[click.Parameter]
+    stat_names: Sequence[str]
 
     def stats_many(self, items: Sequence[ScoreRequest]) -> Any: ...
+
+    def stats_batch(self, items: Sequence[ScoreRequest]) -> Any: ...
 
     def checked_stats(self, refs: Sequence[str], hyp: str) -> Sequence[float]: ...
 
@@ -110,6 +115,26 @@ def _replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]) -> It
                 yield exc
 
 
+def _score_replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]
+                   ) -> Optional[bytes]:
+    """The replies to a batch of well-formed SCORE lines, the usual batch of a tuner,
+    parsed and formatted by the compiled code (evalproto.wire._lines). None for any
+    other batch, or when scoring or formatting it fails: `_replies` then answers the
+    batch line by line, and says which line fails and why. With EVALPROTO_PURE_PYTHON=1
+    every batch goes that way."""
+    if pure_python():
+        return None
+    native = compiled("evalproto.wire._lines")
+    items = native.score_requests(lines, ScoreRequest)
+    if items is None:
+        return None
+    try:  # the items are checked already: stats_batch, not stats_many
+        rows = np.ascontiguousarray(evaluator.stats_batch(items), dtype=np.float64)
+        return native.format_rows(rows, len(items), len(evaluator.stat_names))
+    except Exception:
+        return None
+
+
 def serve(evaluator: Evaluator, requests: BinaryIO, replies: BinaryIO, log: TextIO,
           keep_going: bool = False) -> int:
     """Answer requests until end of input; return the process exit status. Requests
@@ -118,6 +143,12 @@ def serve(evaluator: Evaluator, requests: BinaryIO, replies: BinaryIO, log: Text
     each reply is answered at once."""
     number = 0
     for lines in arrived_lines(requests):
+        block = _score_replies(evaluator, lines)
+        if block is not None:
+            number += len(lines)
+            if not _send(replies, block):
+                return 1
+            continue
         answered: List[str] = []
         for reply in _replies(evaluator, lines):
             number += 1
@@ -128,18 +159,22 @@ def serve(evaluator: Evaluator, requests: BinaryIO, replies: BinaryIO, log: Text
                 log.write(f"{evaluator.name}-evaluator: {reply}")
                 log.flush()
                 if not keep_going:
-                    _send(replies, [*answered, reply])
+                    _send(replies, _encoded([*answered, reply]))
                     return 1
             answered.append(reply)
-        if not _send(replies, answered):
+        if not _send(replies, _encoded(answered)):
             return 1
     return 0
 
 
-def _send(replies: BinaryIO, lines: List[str]) -> bool:
+def _encoded(lines: List[str]) -> bytes:
+    return "".join(lines).encode("utf-8", "backslashreplace")
+
+
+def _send(replies: BinaryIO, block: bytes) -> bool:
     """Write and flush reply lines; False if the client has gone away."""
     try:
-        replies.write("".join(lines).encode("utf-8", "backslashreplace"))
+        replies.write(block)
         replies.flush()
     except BrokenPipeError:
         # Nobody is listening; stop Python from complaining again at exit.
