@@ -25,7 +25,7 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
         "describe_evaluator", "evaluator_name", "with_options", "info", "read_dataset",
         "score_corpus", "analysis_of")},
     **{name: ("evalproto.api.cluster", name) for name in (
-        "score_on_cluster", "bag_stats", "bag_score")},
+        "score_files", "score_on_cluster", "bag_stats", "bag_score")},
     **{name: ("evalproto.api.statsfiles", name) for name in (
         "reduce_stats", "write_stats_files", "import_scores")},
     **{name: ("evalproto.api.lm", name) for name in (

@@ -170,10 +170,77 @@ def test_a_mistaken_call_says_what_was_expected(call, error, message):
      "system 'B': refs has 1 entries but there are 2 hypotheses"),
     (lambda: evalproto.compare({"A": ["a"]}, [["a"]], groups=[["x"], ["y"]]), ValueError,
      "groups has 2 entries for 1 segments"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], groups=["xy"]), TypeError,
+     r"groups\[0\] is 'xy'; each entry of groups is a list of tags"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], metrics="bleu"), TypeError,
+     r"metrics must be a list .* \(for one: \['bleu'\]\)"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], metrics=[]), ValueError,
+     "needs at least one metric"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], metrics=[3]), TypeError,
+     "a metric is a spec such as 'bleu' or a Metric"),
+    (lambda: evalproto.compare({"A": ["a"], "B": ["a"]}, [["a"]], paired="t"), ValueError,
+     "paired is 't'; expected 'bs'"),
+    (lambda: evalproto.compare({"A": ["a"], "B": ["a"]}, [["a"]], paired="ttest"), ValueError,
+     "paired t-test"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], confidence="yes"), TypeError,
+     "confidence must be a whole number, got 'yes'"),
+    (lambda: evalproto.compare({"A": ["a"]}, [["a"]], confidence=-5), ValueError,
+     "confidence must be at least 1, got -5"),
+    (lambda: evalproto.load("bleu --tokenize intl", tokenize="zh"), ValueError,
+     "tokenize='zh' contradicts the spec 'bleu --tokenize intl'"),
+    (lambda: evalproto.load("bleu", timeout="x"), TypeError,
+     "timeout must be a number of seconds or None, got 'x'"),
+    (lambda: evalproto.load(command="bleu-evaluator", timeout=-1), ValueError,
+     "timeout must be more than 0 seconds"),
+    (lambda: evalproto.load("bleu").stats_table(["a"], [["a"]], groups=[["x"], ["y"]]),
+     ValueError, "groups has 2 entries for 1 segments"),
+    (lambda: evalproto.load("bleu").stats_table(["a", "b"], [["a"], ["b"]], ids=["1"]),
+     ValueError, "ids has 1 entries for 2 segments"),
+    (lambda: evalproto.load("bleu").stats_table(["a"], [["a"]]).bootstrap(0), ValueError,
+     "samples must be a whole number >= 1, got 0"),
+    (lambda: evalproto.load("bleu").stats_table(["a"], [["a"]]).confidence_interval(-1),
+     ValueError, "samples must be a whole number >= 1, got -1"),
 ])
 def test_a_mistaken_setup_says_what_was_expected(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_results_are_plain_data(tmp_path):
+    comparison = evalproto.compare({"LT22": HYPS, "Lan-Bridge": OTHER}, REFS,
+                                   metrics=["bleu", "chrf"], confidence=True, paired="bs")
+    json.dumps(comparison.to_dict())  # chrF's resampled figures are float32 inside
+    record = comparison.results[1].to_dict()
+    assert record["system"] == "LT22" and record["metric"] == "chrf"
+    assert type(record["mean"]) is float and type(record["stats"]) is list
+    assert record["mean"] == float(comparison.results[1].mean)
+    json.dumps(record)
+
+
+def test_corpus_score_warns_of_tokenized_hypotheses_as_sacrebleu_does():
+    tokenized = ["the cat &apos;s hat .", "it is n't here ."] * 50  # sacrebleu's 100 lines
+    with pytest.warns(evalproto.InputWarning, match="tokenized period"):
+        evalproto.load("bleu").corpus_score(tokenized, [[line] for line in tokenized])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda path: evalproto.lm_score(3), TypeError, "logs must be a path or a list of paths"),
+    (lambda path: evalproto.lm_score(path, by="users"), ValueError, "by is 'users'"),
+    (lambda path: evalproto.lm_score(path, confidence="yes"), TypeError,
+     "confidence must be a whole number"),
+    (lambda path: evalproto.lm_score(path, reranker=(1,)), TypeError,
+     r"reranker must be an \(alpha, beta\) pair of numbers, got \(1,\)"),
+    (lambda path: evalproto.lm_score(path, reranker="0.5,1"), TypeError,
+     "reranker must be an"),
+    (lambda path: evalproto.lm_compare(path, path, test="t"), ValueError, "test is 't'"),
+    (lambda path: evalproto.lm_compare(path, path, samples=0), ValueError,
+     "samples must be at least 1"),
+])
+def test_a_mistaken_lm_call_says_what_was_expected(call, error, message, tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text("")
+    with pytest.raises(error, match=message):
+        call(log)
 
 
 def test_every_public_name_is_documented():

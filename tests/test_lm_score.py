@@ -94,11 +94,11 @@ def test_human_statistics_equal_lmc_stats(lmc, logs, name):
 
 
 def test_the_python_api_gives_lmc_stats_figures(lmc, logs):
-    (score,) = evalproto.lm_score(logs["we"])
+    score = evalproto.lm_score(logs["we"])
     assert_same(score.summary, lmc_stats(lmc, logs["we"]))
-    (raw,) = evalproto.lm_score(logs["wr"], raw=True)
+    (raw,) = evalproto.lm_score([Path(logs["wr"])], raw=True)  # a list gives a list
     assert_same(raw.summary, lmc_stats(lmc, logs["wr"], human=False))
-    (by_user,) = evalproto.lm_score(logs["users"], by="user")
+    by_user = evalproto.lm_score(Path(logs["users"]), by="user")
     assert [by_user.summary, *by_user.breakdown] == lm_score(logs["users"], "--by", "user")
     comparison = evalproto.lm_compare(logs["wc"], logs["wc"], samples=100)
     assert comparison.rows and all(row["p_value"] == 1.0 for row in comparison.to_dict())

@@ -1,5 +1,5 @@
-"""Scoring on a Dask cluster: corpus-score's statistics computed by the workers, and
-Dask bags of items scored by any metric."""
+"""Scoring files, here or on a Dask cluster (corpus-score's one entry), and Dask bags of
+items scored by any metric."""
 
 from __future__ import annotations
 
@@ -7,16 +7,55 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from evalproto.api.scoring import Comparison, reduced
+from evalproto.api.scoring import Comparison, read_dataset, reduced, score_corpus
+from evalproto.base.errors import UsageProblem
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.progress import QUIET, Progress
 from evalproto.readers.groups import read_groups
+from evalproto.readers.text import STDIN
 from evalproto.sources import dask as cluster
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import IN_PROCESS, MetricSpec
 from evalproto.stats.reductions import Analysis
 from evalproto.stats.resampling import column_sums
 from evalproto.stats.table import StatsTable
+
+
+def score_files(ref_paths: Sequence[str], hyp_paths: Sequence[str],
+                specs: Sequence[MetricSpec], analysis: Analysis, *, jobs: int = 1,
+                timeout: Optional[float] = DEFAULT_TIMEOUT, sentence_level: bool = False,
+                data_format: str = "text", ref_field: str = "answer", hyp_field: str = "pred",
+                groups: Optional[str] = None, names: Optional[Sequence[str]] = None,
+                scheduler: Optional[str] = None, progress: Progress = QUIET) -> Comparison:
+    """corpus-score: reference files (or a dataset) and hypothesis files scored here,
+    with `jobs` copies of each metric, or on the Dask cluster at `scheduler`, whose
+    workers read the files. Segments are grouped by the `groups` file, or by a
+    dataset's own tags (except segment by segment, with `sentence_level`)."""
+    if scheduler:
+        check_cluster_inputs(jobs, [*ref_paths, *hyp_paths])
+        if data_format != "text":
+            raise UsageProblem(f"a cluster partitions plain text files by lines; "
+                               f"--data-format {data_format} runs locally")
+        return score_on_cluster(scheduler, ref_paths, hyp_paths, specs, analysis, timeout,
+                                groups, sentence_level, progress, names)
+    corpus = read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field, progress,
+                          names)
+    if groups:
+        corpus.tags = read_groups(groups, corpus.ids)
+    elif corpus.tags and not any(corpus.tags) or sentence_level:
+        corpus.tags = None  # a dataset's tags are groups, except for -sl
+    return score_corpus(corpus, specs, analysis, jobs, timeout, sentence_level, progress)
+
+
+def check_cluster_inputs(jobs: int, paths: Sequence[str]) -> None:
+    """A cluster's workers read the files and run the metrics: neither standard input
+    nor copies on this machine (-j) can take part."""
+    if jobs > 1:
+        raise UsageProblem("-j runs copies on this machine, and --scheduler on the Dask "
+                           "cluster's workers: choose one")
+    if STDIN in paths:
+        raise UsageProblem("with --scheduler, the workers read the files: standard input "
+                           "('-') cannot be one")
 
 
 def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],

@@ -4,16 +4,19 @@ tables, and paired tests between two logs of the same data (`lmc diff`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from os import PathLike, fspath
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from evalproto.base.errors import InputError, UsageProblem
+from evalproto.base.errors import InputError
 from evalproto.base.gcpause import paused_gc
+from evalproto.api.cluster import check_cluster_inputs
+from evalproto.api.scoring import count_of, resamples_of
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
 from evalproto.readers import lmlogs, surprisals
-from evalproto.readers.text import STDIN, check_inputs, read_bytes
+from evalproto.readers.text import check_inputs, read_bytes
 from evalproto.reports import lm as lm_reports
 from evalproto.sources import dask as cluster
 from evalproto.stats.reductions import Analysis, Result, analyse
@@ -59,12 +62,12 @@ def lm_table(path: str, reranker: Optional[Reranker] = None,
 @dataclass(frozen=True)
 class LMOptions:
     """What lm-score computes for each log: `by` ("user" or "sentence") adds each
-    one's figures; `confidence` bootstrap resamples over messages (sentences);
+    one's figures; `resamples` bootstrap resamples over messages (sentences);
     `reranker` fixed (alpha, beta) instead of fitted ones; `raw` the sums (lmc's
     --no-human); `skip_first_token` leaves out each LM Zoo sentence's first token."""
 
     by: Optional[str] = None
-    confidence: int = 0
+    resamples: int = 0
     seed: Optional[int] = DEFAULT_SEED
     reranker: Optional[Reranker] = None
     raw: bool = False
@@ -81,34 +84,52 @@ def lm_summaries(path: str, options: LMOptions = LMOptions(),
         if options.by is not None and options.by != table.group_key:
             raise InputError(f"{path}: cannot break down by {options.by}; this kind of table "
                              f"has {table.group_key}")
-        results = analyse([table], Analysis(confidence=options.confidence, seed=options.seed,
+        results = analyse([table], Analysis(resamples=options.resamples, seed=options.seed,
                                             groups=options.by is not None), progress)
         records = [lm_reports.summary(result, table.metric, path, options.raw)
                    for result in results]
         return LMScore(path, records[0], records[1:], results)
 
 
-def lm_score(logs: Union[str, Sequence[str]], *, by: Optional[str] = None,
-             confidence: Union[bool, int] = False, seed: Optional[int] = DEFAULT_SEED,
-             reranker: Optional[Tuple[float, float]] = None, raw: bool = False,
-             skip_first_token: bool = False, scheduler: Optional[str] = None,
-             progress: Progress = QUIET) -> List[LMScore]:
+def lm_score(logs: Union[str, PathLike, Sequence[Union[str, PathLike]]], *,
+             by: Optional[str] = None, confidence: Union[bool, int] = False,
+             seed: Optional[int] = DEFAULT_SEED, reranker: Optional[Tuple[float, float]] = None,
+             raw: bool = False, skip_first_token: bool = False,
+             scheduler: Optional[str] = None, progress: Progress = QUIET
+             ) -> Union[LMScore, List[LMScore]]:
     """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables:
-    one LMScore per log, with the options of LMOptions (`confidence=True` is 1000
-    resamples); with `scheduler`, each log is read on a Dask worker. `progress` is
-    told of reading and resampling (on a cluster, the workers say nothing)."""
-    paths = [logs] if isinstance(logs, str) else list(logs)
+    an LMScore for one path, a list of them for a list of paths, with the options of
+    LMOptions (`confidence=True` is 1000 resamples, or give a number; `reranker` is
+    lmc's (alpha, beta)); with `scheduler`, each log is read on a Dask worker.
+    `progress` is told of reading and resampling (on a cluster, the workers say
+    nothing)."""
+    one = isinstance(logs, (str, PathLike))
+    if not one and (isinstance(logs, bytes) or not isinstance(logs, Sequence)):
+        raise TypeError(f"logs must be a path or a list of paths, got {type(logs).__name__}")
+    paths = [fspath(logs)] if one else [fspath(path) for path in logs]
+    if by not in (None, "user", "sentence"):
+        raise ValueError(f"by is {by!r}; expected 'user', 'sentence' or None")
     check_inputs(paths, ())
-    options = LMOptions(by, 1000 if confidence is True else int(confidence or 0), seed,
-                        Reranker(*reranker) if reranker is not None else None, raw,
+    options = LMOptions(by, resamples_of(confidence), seed, reranker_of(reranker), raw,
                         skip_first_token)
     if scheduler:
-        if STDIN in paths:
-            raise UsageProblem("with a scheduler, the workers read the files: standard "
-                               "input ('-') cannot be one")
+        check_cluster_inputs(1, paths)
         with cluster.connect(scheduler) as client:
-            return cluster.run_each(client, lm_summaries, [(path, options) for path in paths])
-    return [lm_summaries(path, options, progress) for path in paths]
+            scores = cluster.run_each(client, lm_summaries, [(path, options) for path in paths])
+    else:
+        scores = [lm_summaries(path, options, progress) for path in paths]
+    return scores[0] if one else scores
+
+
+def reranker_of(reranker: Optional[Tuple[float, float]]) -> Optional[Reranker]:
+    """lmc's reranker from an (alpha, beta) pair of numbers, or a TypeError."""
+    if reranker is None:
+        return None
+    if isinstance(reranker, (str, bytes)) or not isinstance(reranker, Sequence) or len(
+            reranker) != 2 or not all(isinstance(value, (int, float)) and not isinstance(
+                value, bool) for value in reranker):
+        raise TypeError(f"reranker must be an (alpha, beta) pair of numbers, got {reranker!r}")
+    return Reranker(float(reranker[0]), float(reranker[1]))
 
 
 @dataclass
@@ -132,7 +153,11 @@ def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
     with p-values), resampling (or swapping) whole messages. Logs of other data, or of
     the same events in another order, are refused; entropy is left out when the two
     models scored different tokens; logs that share no rate are refused."""
-    fixed = Reranker(*reranker) if reranker is not None else None
+    if test not in ("bs", "ar"):
+        raise ValueError(f"test is {test!r}; expected 'bs' (paired bootstrap) or 'ar' "
+                         f"(approximate randomization)")
+    samples = count_of(samples, "samples")
+    fixed = reranker_of(reranker)
     with paused_gc():
         tables = [lm_table(path, fixed, progress=progress) for path in (baseline, other)]
         metrics = [table.metric for table in tables]

@@ -32,7 +32,7 @@ from evalproto.readers.text import Corpus, looks_like_json_lines, read_corpus
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources.base import StatsSource, corpus_rows
 from evalproto.sources.pool import open_source
-from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.sources.process import DEFAULT_TIMEOUT, checked_timeout
 from evalproto.sources.specs import COMMAND, IN_PROCESS, MetricSpec
 from evalproto.stats.reductions import (
     Analysis,
@@ -81,6 +81,7 @@ class Metric:
                  timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
             raise ValueError(f"jobs must be a whole number >= 1, got {jobs!r}")
+        timeout = checked_timeout(timeout)
         self.spec = spec
         self._stack = ExitStack()
         self.source: StatsSource = open_source(spec, self._stack, timeout, jobs)
@@ -120,11 +121,11 @@ class Metric:
         stripped of surrounding whitespace unless `strip` is false (see
         evalproto.base.items)."""
         segments = segment_references(hyps, refs, ref_streams)
+        ids = checked_ids(ids, len(segments))
+        tags = checked_groups(groups, len(segments))
         rows = corpus_rows(self.source, segments, {system: list(hyps)}, label=self.label,
                            strip=strip)
-        return StatsTable(self.label, self.source, rows,
-                          list(ids) if ids is not None else [],
-                          [list(tags) for tags in groups] if groups is not None else None,
+        return StatsTable(self.label, self.source, rows, ids or [], tags,
                           nrefs=count_references(segments))
 
     def corpus_score(self, hyps: Sequence[str], refs: Optional[References] = None, *,
@@ -133,6 +134,8 @@ class Metric:
         list of references per segment; sacrebleu's layout (one list per reference,
         each as long as `hyps`) goes by keyword, as `ref_streams`."""
         table = self.stats_table(hyps, refs, ref_streams=ref_streams)
+        for warning in self.input_warnings(hyps):
+            warnings.warn(f"{self.label}: {warning}", InputWarning, stacklevel=2)
         (result,) = analyse([table], Analysis())
         return self._score(result)
 
@@ -200,29 +203,28 @@ def load(spec: Optional[str] = None, /, *, command: Optional[str] = None, jobs: 
     if not isinstance(spec, str):
         raise TypeError(f"a metric spec is a string such as 'bleu', got {type(spec).__name__}")
     if options:
-        name = spec.split()[0] if spec.strip() else spec
-        evaluator = registry.load(name).from_options(**options)
-        spec = " ".join([spec, *(_option_words(evaluator, options))])
+        evaluator = registry.load(registry.spec_words(spec)[0]).from_options(**options)
+        # An option the spec already sets to another value is an error, not a quiet
+        # choice between the two.
+        spec = registry.with_options(spec, _option_words(evaluator, options))
     registry.from_spec(spec)  # checked here, so that errors come before any work
     return Metric(MetricSpec(IN_PROCESS, spec), jobs, timeout)
 
 
-def _option_words(evaluator: Any, options: Mapping[str, Any]) -> List[str]:
-    """Python keyword options as the words of a spec, e.g. ["--tokenize", "intl"]."""
+def _option_words(evaluator: Any, options: Mapping[str, Any]
+                  ) -> List[Tuple[str, Optional[str], str]]:
+    """Python keyword options as with_options takes them: (option, value or None for a
+    flag, how the caller wrote it)."""
     known = {param.name: param for param in type(evaluator).options}
-    words: List[str] = []
+    words = []
     for key, value in options.items():
         param = known[key]
         if param.is_flag:
-            words += [param.opts[0]] if value else []
+            if value:
+                words.append((param.opts[0], None, f"{key}=True"))
         elif value is not None:
-            words += [param.opts[0], _quoted(str(value))]
+            words.append((param.opts[0], str(value), f"{key}={value!r}"))
     return words
-
-
-def _quoted(word: str) -> str:
-    import shlex
-    return shlex.quote(word)
 
 
 def segment_references(hyps: Sequence[str], refs: Optional[References],
@@ -278,6 +280,39 @@ def count_references(refs: References) -> Union[int, str]:
     """References per segment, or "var" when it varies, as sacrebleu writes it."""
     counts = {len(segment) for segment in refs}
     return counts.pop() if len(counts) == 1 else "var"
+
+
+def checked_ids(ids: Optional[Sequence[str]], segments: int) -> Optional[List[str]]:
+    """Segment ids as a list, one per segment, or a TypeError/ValueError."""
+    if ids is None:
+        return None
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+        raise TypeError(f"ids must be a list of one id per segment, got {type(ids).__name__}")
+    if len(ids) != segments:
+        raise ValueError(f"ids has {len(ids)} entries for {segments} segments")
+    return [str(segment_id) for segment_id in ids]
+
+
+def checked_groups(groups: Optional[Sequence[Sequence[str]]], segments: int
+                   ) -> Optional[List[List[str]]]:
+    """Each segment's tags, as lists of str, one per segment, or a TypeError/ValueError
+    that says what was expected (a str for a segment's tags would be read as its
+    characters)."""
+    if groups is None:
+        return None
+    if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+        raise TypeError(f"groups must be a list with one list of tags per segment, got "
+                        f"{type(groups).__name__}")
+    if len(groups) != segments:
+        raise ValueError(f"groups has {len(groups)} entries for {segments} segments")
+    checked = []
+    for number, tags in enumerate(groups):
+        if isinstance(tags, (str, bytes)) or not isinstance(tags, Sequence) or not all(
+                isinstance(tag, str) for tag in tags):
+            raise TypeError(f"groups[{number}] is {tags!r}; each entry of groups is a list "
+                            f"of tags (str), e.g. [tag] for one, [] for none")
+        checked.append(list(tags))
+    return checked
 
 
 # -- several systems and metrics -------------------------------------------------------
@@ -337,11 +372,17 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"system {name!r}: {exc}") from None
     analysis = analysis_of(confidence, paired, paired_n, seed, len(named))
+    if isinstance(metrics, (str, Metric)) or not isinstance(metrics, Sequence):
+        raise TypeError(f"metrics must be a list of metric specs or Metrics, e.g. "
+                        f"['bleu', 'chrf'] (for one: ['bleu']), got {type(metrics).__name__}")
+    if not metrics:
+        raise ValueError("compare() needs at least one metric, e.g. metrics=['bleu']")
+    for metric in metrics:
+        if not isinstance(metric, (str, Metric)):
+            raise TypeError(f"a metric is a spec such as 'bleu' or a Metric from load(), got "
+                            f"{type(metric).__name__}")
     corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
-                    SegmentNumbers(len(segments)),
-                    [list(tags) for tags in groups] if groups is not None else None)
-    if corpus.tags is not None and len(corpus.tags) != len(segments):
-        raise ValueError(f"groups has {len(corpus.tags)} entries for {len(segments)} segments")
+                    SegmentNumbers(len(segments)), checked_groups(groups, len(segments)))
     given = [metric if isinstance(metric, Metric) else None for metric in metrics]
     specs = [MetricSpec(IN_PROCESS, metric) if isinstance(metric, str) else metric.spec
              for metric in metrics]
@@ -351,13 +392,33 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
 def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: Optional[int],
                 seed: Optional[int], systems: int) -> Analysis:
     """An Analysis from compare()'s arguments, checked."""
+    if paired not in (None, "bs", "ar", "ttest"):
+        raise ValueError(f"paired is {paired!r}; expected 'bs' (paired bootstrap), 'ar' "
+                         f"(approximate randomization), 'ttest' or None")
     if paired is not None and systems < 2:
         raise ValueError("paired tests compare systems: give two or more, the first being "
                          "the baseline")
-    resamples = 1000 if confidence is True else int(confidence or 0)
     default_n = {"bs": 1000, "ar": 10000}.get(paired or "", 0)
-    return Analysis(confidence=resamples, paired=paired,
-                    paired_n=default_n if paired_n is None else paired_n, seed=seed)
+    return Analysis(resamples=resamples_of(confidence), paired=paired,
+                    paired_n=default_n if paired_n is None else count_of(paired_n, "paired_n"),
+                    seed=seed)
+
+
+def resamples_of(confidence: Union[bool, int]) -> int:
+    """Bootstrap resamples for a `confidence` argument: True is sacrebleu's 1000, False
+    (or 0) none, or a number of resamples."""
+    if isinstance(confidence, bool):
+        return 1000 if confidence else 0
+    return 0 if confidence == 0 else count_of(confidence, "confidence")
+
+
+def count_of(value: Any, name: str) -> int:
+    """A whole number >= 1 given as argument `name`, or a TypeError/ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)
 
 
 def score_corpus(corpus: Corpus, specs: Sequence[MetricSpec], analysis: Analysis,

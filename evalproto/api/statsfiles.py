@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.api.cluster import check_cluster_inputs
 from evalproto.api.scoring import Comparison
 from evalproto.base.errors import EvalprotoError, InputError, UsageProblem
 from evalproto.base.items import SegmentNumbers
@@ -16,7 +17,7 @@ from evalproto.metrics import registry
 from evalproto.readers.groups import read_groups
 from evalproto.readers.scores import read_scores
 from evalproto.readers.statsfiles import MetricColumns, merge_stats, read_stats
-from evalproto.readers.text import Corpus
+from evalproto.readers.text import read_corpus
 from evalproto.sources import dask as cluster
 from evalproto.sources.base import corpus_rows
 from evalproto.sources.pool import open_source
@@ -26,25 +27,28 @@ from evalproto.stats.reductions import Analysis, analyse
 from evalproto.stats.table import StatsTable
 
 
-def write_stats_files(corpus_refs: Corpus, specs: Sequence[MetricSpec], system: str,
-                      first_id: int = 1, jobs: int = 1,
-                      timeout: Optional[float] = DEFAULT_TIMEOUT, progress: Progress = QUIET,
-                      scheduler: Optional[str] = None, ref_paths: Sequence[str] = (),
-                      hyp_path: str = "") -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
-    """(the metrics' columns, the segment ids, each metric's rows) of one system, for a
-    stats file (see `stats_file_text`)."""
+def write_stats_files(ref_paths: Sequence[str], hyp_path: str, specs: Sequence[MetricSpec],
+                      *, first_id: int = 1, jobs: int = 1,
+                      timeout: Optional[float] = DEFAULT_TIMEOUT,
+                      scheduler: Optional[str] = None, progress: Progress = QUIET
+                      ) -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
+    """(the metrics' columns, the segment ids, each metric's rows) of one system's file,
+    for a stats file (see `stats_file_text`): computed here with `jobs` copies of each
+    metric, or on the Dask cluster at `scheduler`, whose workers read the files."""
     with ExitStack() as stack:
         if scheduler:
+            check_cluster_inputs(jobs, [*ref_paths, hyp_path])
             client = stack.enter_context(cluster.connect(scheduler))
             segments, computed = cluster.cluster_rows(client, specs, ref_paths, [hyp_path],
                                                       timeout)
             pairs = [(source, rows[hyp_path]) for source, rows in computed]
         else:
-            segments = len(corpus_refs.refs)
+            corpus = read_corpus(ref_paths, [hyp_path], progress)
+            segments = len(corpus.refs)
             pairs = []
             for spec in specs:
                 source = open_source(spec, stack, timeout, jobs)
-                rows = corpus_rows(source, corpus_refs.refs, corpus_refs.systems, progress,
+                rows = corpus_rows(source, corpus.refs, corpus.systems, progress,
                                    label=spec.spec)
                 pairs.append((source, next(iter(rows.values()))))
         columns = [MetricColumns(spec.spec, spec.kind, source.signature(),

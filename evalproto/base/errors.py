@@ -54,10 +54,11 @@ class SetupError(EvalprotoError, ValueError):
     optional extra). It is a ValueError too, as a Python caller expects of a bad value."""
 
 
-class UsageProblem(EvalprotoError):
+class UsageProblem(EvalprotoError, ValueError):
     """A call that asks for something impossible or unknown with these inputs: an unknown
     metric or option, options that contradict each other, a paired t-test of BLEU (the
-    command line reports it as a usage error, exit status 2)."""
+    command line reports it as a usage error, exit status 2; for a Python caller, a
+    ValueError)."""
 
 
 class SpecError(SetupError, UsageProblem):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import fields, is_dataclass
 from typing import Any, Iterable
 
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z", re.ASCII)
@@ -59,21 +60,26 @@ def json_number(value: float) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
-def _finite(tree: Any) -> Any:
-    """`tree` with every non-finite float replaced by None, and numpy scalars as
-    Python numbers."""
+def plain_data(tree: Any) -> Any:
+    """`tree` as plain data for JSON and for Python callers: numpy scalars and arrays as
+    Python numbers and lists, dataclasses as dicts of their fields, tuples as lists,
+    and every non-finite float as None."""
     if getattr(tree, "ndim", None) == 0:  # a numpy scalar, float32 included
         tree = tree.item()
+    elif hasattr(tree, "tolist"):  # a numpy array
+        tree = tree.tolist()
+    elif is_dataclass(tree) and not isinstance(tree, type):
+        tree = {field.name: getattr(tree, field.name) for field in fields(tree)}
     if isinstance(tree, float):
         return tree if math.isfinite(tree) else None
     if isinstance(tree, dict):
-        return {key: _finite(value) for key, value in tree.items()}
+        return {key: plain_data(value) for key, value in tree.items()}
     if isinstance(tree, (list, tuple)):
-        return [_finite(value) for value in tree]
+        return [plain_data(value) for value in tree]
     return tree
 
 
 def to_json(tree: Any, **options: Any) -> str:
     """json.dumps that never writes NaN or Infinity (which are not JSON): a figure that
     is not a finite number, such as an overflowing perplexity, becomes null."""
-    return json.dumps(_finite(tree), allow_nan=False, ensure_ascii=False, **options)
+    return json.dumps(plain_data(tree), allow_nan=False, ensure_ascii=False, **options)

@@ -19,7 +19,6 @@ from evalproto.cli.options import (
     analysis_options,
     check_command,
     check_paths,
-    check_scheduler,
     metric_options,
     metric_specs,
     named_systems,
@@ -165,23 +164,11 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
     check_sentence_level(sentence_level, analysis, groups_path)
     check_score_only(score_only, output_format)
     progress = TerminalProgress()
-    if scheduler:
-        check_scheduler(jobs, [*ref_paths, *hyp_paths])
-        if data_format != "text":
-            raise click.UsageError("--scheduler partitions plain text files by lines; "
-                                   f"--data-format {data_format} runs locally")
-        comparison = evalproto.score_on_cluster(scheduler, ref_paths, hyp_paths, specs,
-                                                analysis, timeout, groups_path, sentence_level,
-                                                progress, system_names)
-    else:
-        corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field,
-                                        progress, system_names)
-        if groups_path:
-            corpus.tags = evalproto.read_groups(groups_path, corpus.ids)
-        elif corpus.tags and not any(corpus.tags) or sentence_level:
-            corpus.tags = None  # a dataset's tags are groups, except for -sl
-        comparison = evalproto.score_corpus(corpus, specs, analysis, jobs, timeout,
-                                            sentence_level, progress)
+    comparison = evalproto.score_files(
+        ref_paths, hyp_paths, specs, analysis, jobs=jobs, timeout=timeout,
+        sentence_level=sentence_level, data_format=data_format, ref_field=ref_field,
+        hyp_field=hyp_field, groups=groups_path, names=system_names, scheduler=scheduler,
+        progress=progress)
     evalproto.write_output(output, render(comparison, output_format, width, score_only,
                                           progress))
 
@@ -206,15 +193,9 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
     `evalproto reduce`."""
     ref_paths, (hyp_path,) = split_files(files, ())
     specs = metric_specs(ctx, metrics, evaluators)
-    corpus = None
-    progress = TerminalProgress()
-    if scheduler:
-        check_scheduler(jobs, files)
-    else:
-        corpus = evalproto.read_corpus(ref_paths, [hyp_path], progress)
     columns, ids, rows = evalproto.write_stats_files(
-        corpus, specs, system or hyp_path, first_id, jobs, timeout, progress,
-        scheduler, ref_paths, hyp_path)
+        ref_paths, hyp_path, specs, first_id=first_id, jobs=jobs, timeout=timeout,
+        scheduler=scheduler, progress=TerminalProgress())
     evalproto.write_stats(output, system or hyp_path, len(ref_paths), columns, ids, rows)
 
 
@@ -418,8 +399,6 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
 
     Logs are JSON Lines, gzipped or not; '-' reads standard input.
     """
-    if scheduler:
-        check_scheduler(1, logs)
     scores = evalproto.lm_score(logs, by=by, confidence=confidence_n if confidence else 0,
                                 seed=seed, reranker=reranker, raw=raw,
                                 skip_first_token=skip_first_token, scheduler=scheduler,

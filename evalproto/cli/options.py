@@ -260,7 +260,7 @@ def analysis_from(systems: Optional[int], confidence: bool, confidence_n: int, p
         raise click.UsageError("paired tests compare systems: give two or more with -i; "
                                "the first is the baseline")
     return evalproto.Analysis(
-        confidence=confidence_n if confidence else 0,
+        resamples=confidence_n if confidence else 0,
         paired="bs" if paired_bs else "ar" if paired_ar else "ttest" if paired_ttest else None,
         paired_n=paired_bs_n if paired_bs else paired_ar_n if paired_ar else 0, seed=seed)
 
@@ -308,13 +308,3 @@ def named_systems(paths: Sequence[str], names: Optional[str]
     if repeated:
         raise click.UsageError(f"two systems are named {repeated[0]!r}; names must differ")
     return files, named
-
-
-def check_scheduler(jobs: int, paths: Sequence[str]) -> None:
-    """--scheduler runs on a cluster whose workers read the files themselves."""
-    if jobs > 1:
-        raise click.UsageError("-j runs copies on this machine, and --scheduler on the Dask "
-                               "cluster's workers: choose one")
-    if "-" in paths:
-        raise click.UsageError("with --scheduler, the workers read the files: standard input "
-                               "('-') cannot be one")

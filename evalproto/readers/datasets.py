@@ -15,6 +15,7 @@ from evalproto.base.gcpause import paused_gc
 from evalproto.readers.text import Corpus, parse_jsonl, read_bytes
 
 FORMATS = ("text", "dynabench", "oasst")
+"""The --data-format names: plain text files, or a JSON Lines dataset and its predictions."""
 
 
 def read_jsonl(path: str) -> List[Tuple[int, Dict[str, Any]]]:

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.base.errors import InputError, UsageProblem
-from evalproto.base.numerals import to_json
+from evalproto.base.numerals import plain_data, to_json
 from evalproto.base.progress import QUIET, Progress
 from evalproto.base.version import __version__
 from evalproto.stats import comparemt
@@ -135,6 +135,10 @@ class Report:
         """The figures of the metric labelled `label` (e.g. "bleu")."""
         return next(metric for metric in self.metrics if metric.label == label)
 
+    def to_dict(self) -> Dict[str, Any]:
+        """Every figure of the report as plain data: the document `--json` writes."""
+        return plain_data(report_record(self))
+
 
 # -- computing ---------------------------------------------------------------------------
 
@@ -168,7 +172,7 @@ def _metric_figures(table: StatsTable, options: ReportOptions,
         analysis = Analysis(paired="bs", paired_n=options.samples, seed=options.seed,
                             groups=False, all_pairs=True)
     else:
-        analysis = Analysis(confidence=options.samples, seed=options.seed, groups=False)
+        analysis = Analysis(resamples=options.samples, seed=options.seed, groups=False)
     results = analyse([table], analysis, progress)
     figures = MetricFigures(table.label, table.score_name, results[0].signature,
                             table.metric.higher_is_better, results)
@@ -229,7 +233,7 @@ def _group_results(tables: Sequence[StatsTable], options: ReportOptions,
         tags = [list(segment) or [UNTAGGED] for segment in table.groups or []]
         tagged.append(StatsTable(table.label, table.metric, table.rows, table.ids, tags,
                                  table.units, table.nrefs, table.group_key))
-    results = analyse(tagged, Analysis(confidence=options.samples, seed=options.seed), progress)
+    results = analyse(tagged, Analysis(resamples=options.samples, seed=options.seed), progress)
     return [result for result in results if result.group is not None]
 
 

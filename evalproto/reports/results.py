@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from evalproto.base.numerals import format_numbers, json_number, to_json
+from evalproto.base.numerals import format_numbers, json_number, plain_data, to_json
 from evalproto.stats.reductions import Result, SegmentScores
 from evalproto.stats.significance import SIGNIFICANCE_LEVEL
 
 FORMATS = ("text", "json", "tsv")
+"""The output formats of corpus-score and reduce (-f)."""
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
@@ -23,8 +24,9 @@ def escape(text: str) -> str:
 
 
 def result_record(result: Result) -> Dict[str, Any]:
-    """A result as a JSON object: evalproto's keys, with sacrebleu's `name` (BLEU,
-    chrF2, TER) and, where sacrebleu has one, its `verbose_score` beside them."""
+    """A result as a JSON object of plain data: evalproto's keys, with sacrebleu's
+    `name` (BLEU, chrF2, TER) and, where sacrebleu has one, its `verbose_score` beside
+    them."""
     record: Dict[str, Any] = {"system": result.system, "metric": result.metric}
     if result.group is not None:
         record["group"] = result.group
@@ -45,7 +47,7 @@ def result_record(result: Result) -> Dict[str, Any]:
         record["baseline"] = True
     if result.verbose:
         record["verbose_score"] = result.verbose
-    return record
+    return plain_data(record)
 
 
 def format_json(results: Sequence[Result]) -> str:

@@ -40,6 +40,7 @@ from evalproto.wire.protocol import (
 )
 
 DEFAULT_TIMEOUT = 120.0
+"""Seconds an evaluator command may take over one reply before it is given up on."""
 INFO_WAIT = 10.0
 """The longest wait for the reply to INFO before scoring goes on without it."""
 _STDERR_TAIL_BYTES = 2000
@@ -104,7 +105,7 @@ class EvaluatorProcess(ClosedOnExit):
         if not self.argv:
             raise SetupError("an evaluator command cannot be empty")
         self.command = command if isinstance(command, str) else shlex.join(command)
-        self.timeout = timeout
+        self.timeout = checked_timeout(timeout)
         self.info: Optional[Dict[str, Any]] = None
         self._stat_names: Optional[Tuple[str, ...]] = None
         self._start()
@@ -467,6 +468,18 @@ def _info_problem(info: Any) -> Optional[str]:
     if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 20:
         return "'extra_decimals' is not a whole number from 0 to 20"
     return None
+
+
+def checked_timeout(timeout: Optional[float]) -> Optional[float]:
+    """A reply timeout: seconds > 0, or None for no bound; else a TypeError/ValueError."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, got {timeout!r}")
+    if not timeout > 0:  # NaN too
+        raise ValueError(f"timeout must be more than 0 seconds (None: no bound), got "
+                         f"{timeout!r}")
+    return float(timeout)
 
 
 def _read_replies(stdout: BinaryIO, replies: queue.Queue) -> None:

@@ -7,10 +7,11 @@ rows and asks the metric for its figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.base.numerals import plain_data
 from evalproto.base.progress import QUIET, Progress
 from evalproto.stats.resampling import (
     DEFAULT_SEED,
@@ -30,7 +31,7 @@ from evalproto.stats.table import MAIN, StatsTable, group_rows, unit_rows
 
 @dataclass
 class Analysis:
-    """What to compute beyond the corpus figures. `confidence` is the number of
+    """What to compute beyond the corpus figures. `resamples` is the number of
     bootstrap resamples behind every system's interval (0: none); `paired` tests each
     system against the first ("bs": paired bootstrap, `paired_n` resamples, which also
     give every system's interval; "ar": approximate randomization, `paired_n` trials;
@@ -40,7 +41,7 @@ class Analysis:
     with itself gets p = 1); `groups` asks for the figures of every group of segments
     too."""
 
-    confidence: int = 0
+    resamples: int = 0
     paired: Optional[str] = None
     paired_n: int = 0
     seed: Optional[int] = DEFAULT_SEED
@@ -52,7 +53,7 @@ class Analysis:
         if self.paired not in (None, "bs", "ar", "ttest"):
             raise ValueError(f"paired must be 'bs', 'ar', 'ttest' or None, got "
                              f"{self.paired!r}")
-        if self.confidence < 0 or self.paired_n < 0:
+        if self.resamples < 0 or self.paired_n < 0:
             raise ValueError("the numbers of resamples and trials cannot be negative")
         if self.paired in ("bs", "ar") and self.paired_n < 1:
             raise ValueError("a paired test needs paired_n >= 1 (resamples or trials)")
@@ -63,7 +64,7 @@ class Analysis:
     @property
     def bootstrap_n(self) -> int:
         """Resamples behind the reported intervals; the paired bootstrap brings its own."""
-        return self.paired_n if self.paired == "bs" else self.confidence
+        return self.paired_n if self.paired == "bs" else self.resamples
 
     def signature_prefix(self, nrefs: int | str) -> str:
         """The data's part of a signature, in sacrebleu's order: nrefs, bs, ar, seed."""
@@ -118,6 +119,11 @@ class Result:
     other one with Analysis.all_pairs)."""
     resampled: Optional[np.ndarray] = None
     """The main figure on each bootstrap resample behind `mean` and `ci`."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Every field as plain data: Python numbers and lists, None for a figure that is
+        not finite (see Comparison.to_dict for corpus-score's records)."""
+        return plain_data(self)
 
 
 def analyse(tables: Sequence[StatsTable], analysis: Analysis,

@@ -37,6 +37,7 @@ from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import EvalprotoError
 
 DEFAULT_SEED = 12345
+"""sacrebleu's default seed for its bootstrap resamples, so that intervals equal its own."""
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
 _MIN_RESAMPLES = 16
 """Resamples per chunk at least, so that `counts @ rows` reads the rows once per 16."""

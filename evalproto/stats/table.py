@@ -135,6 +135,8 @@ class StatsTable:
                   system: Optional[str] = None) -> np.ndarray:
         """The scores of `samples` bootstrap resamples of a system's segments, with
         sacrebleu's draws and arithmetic."""
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+            raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
         _, rows = self._system_rows(system)
         values = bootstrap(rows, self.figures, samples, seed, self.resample_dtype)
         return next(iter(values.values()))
