@@ -487,3 +487,23 @@ def test_a_file_name_that_is_not_utf8_names_a_system(tmp_path):
                         "-m", "bleu")
     assert "sys\\udcff.txt" in report["html"] and "<svg" in report["html"]
     assert report["json"]["systems"][1] == str(tmp_path / name)
+
+
+def test_systems_named_by_long_paths_keep_distinct_labels_in_plots(tmp_path):
+    """Files in one long directory differ at the end of their paths: a plot's label
+    keeps both ends."""
+    folder = tmp_path / ("a-long-directory-name-" * 3)
+    folder.mkdir()
+    systems = []
+    for name, path in (("JDExploreAcademy", DE_EN_HYP), ("Online-A", DE_EN_HYP2)):
+        systems.append(str(folder / f"de-en.hyp.{name}.en"))
+        Path(systems[-1]).write_text(Path(path).read_text())
+    page = run_report(tmp_path, *DE_EN_REFS, "-i", *systems)["html"]
+    names = {label for label in re.findall(r"<text [^>]*>([^<]*…[^<]*)</text>", page)
+             if " " not in label}  # the systems' own labels (in legends and axes)
+    assert {label[-10:] for label in names} == {"Academy.en", "nline-A.en"}, names
+
+
+def test_the_help_gives_the_reports_own_default_metrics():
+    result = run_cli("report", "--help")
+    assert "The default is bleu and chrf." in " ".join(result.output.split())

@@ -20,6 +20,7 @@ from evalproto.cli.options import (
     check_command,
     check_paths,
     metric_options,
+    metric_options_with_default,
     metric_specs,
     named_systems,
     names_option,
@@ -238,7 +239,7 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
 @click.option("--stats", "from_stats", is_flag=True,
               help="The files are stats files (evalproto stats, evalproto import-scores), "
                    "of one or more metrics; the report then has no text analyses.")
-@metric_options
+@metric_options_with_default("bleu and chrf")
 @names_option
 @click.option("--data-format", type=click.Choice(["text", "dynabench", "oasst"]),
               default="text", show_default=True,

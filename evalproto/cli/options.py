@@ -194,13 +194,13 @@ timeout_option = click.option(
     help="Seconds to wait for each reply of an external evaluator; 0 waits for ever.")
 
 
-def metric_options(command: Callable) -> Callable:
-    """-m, -e, --timeout and -j."""
-    return apply([
+def metric_options_with_default(default: str) -> Callable[[Callable], Callable]:
+    """-m (whose default, in words, is `default`), -e, --timeout and -j."""
+    return lambda command: apply([
         click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC...",
-                     help='Built-in evaluators, run in process, as in sacrebleu: -m bleu '
-                          'chrf ter, or -m bleu -m chrf; a spec with options is quoted, '
-                          'e.g. "bleu --tokenize intl". The default is bleu.'),
+                     help=f'Built-in evaluators, run in process, as in sacrebleu: -m bleu '
+                          f'chrf ter, or -m bleu -m chrf; a spec with options is quoted, '
+                          f'e.g. "bleu --tokenize intl". The default is {default}.'),
         click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
                      help='An external evaluator command spoken to over the protocol, e.g. '
                           '"bleu-evaluator --lowercase". Repeatable.'),
@@ -209,6 +209,9 @@ def metric_options(command: Callable) -> Callable:
                      help="Copies of each metric to run in parallel (worker processes, or "
                           "evaluator subprocesses); the results are those of one."),
     ], command)
+
+
+metric_options = metric_options_with_default("bleu")
 
 
 paired_ttest_option = click.option(

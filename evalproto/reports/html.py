@@ -94,8 +94,8 @@ figure.plot svg { max-width: 100%; height: auto; display: block; }
 .segment { border: 1px solid #ddd; border-radius: 4px; padding: 0.5em 0.8em;
            margin: 0.6em 0; }
 .segment dl { display: grid; grid-template-columns: 9em 1fr; margin: 0; gap: 0.15em 1em; }
-.segment dt { color: #555; } .segment dd { margin: 0; white-space: pre-wrap;
-                                           overflow-wrap: anywhere; }
+.segment dt { color: #555; overflow-wrap: anywhere; }
+.segment dd { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 mark { background: #ffe08a; }
 .ngrams, .row { display: flex; gap: 2em; flex-wrap: wrap; align-items: flex-start; }
 details { margin: 0.6em 0; }
@@ -142,6 +142,7 @@ class Page:
         self.report = report
         self.width = width
         self.names = display_names(report.metrics)
+        self.seed = escape(str(report.options.seed).lower())  # as signatures write it
         self.parts: List[str] = []
         self.plotted = 0
         self.phase = progress.start("drawing plots", plot_count(report))
@@ -178,7 +179,7 @@ def _scores(page: Page) -> None:
     report = page.report
     page.add('<section id="scores"><h2>Scores</h2>')
     page.add(f'<p class="note">Corpus scores with 95% bootstrap confidence intervals '
-             f'({report.options.samples} resamples, seed {escape(report.options.seed)}), '
+             f'({report.options.samples} resamples, seed {page.seed}), '
              f'written as sacrebleu writes them: the mean μ of the resampled scores ± half '
              f'the width of the interval. <code>evalproto corpus-score '
              f'{"--paired-bs" if len(report.systems) > 1 else "--confidence"}</code> gives '
@@ -214,8 +215,8 @@ def _significance(page: Page) -> None:
         return
     page.add('<section id="significance"><h2>All-pairs significance</h2>')
     page.add(f'<p class="note">p-values of every pair of systems. Each pair is tested on '
-             f'the same draws as sacrebleu\'s test of that pair (seed '
-             f'{escape(report.options.seed)}), so the row of the first system equals '
+             f'the same draws as sacrebleu\'s test of that pair (seed {page.seed}), so the '
+             f'row of the first system equals '
              f'<code>corpus-score --paired-bs</code> (and <code>--paired-ar</code>). '
              f'Bold: p &le; {SIGNIFICANCE_LEVEL}. {escape(report.cluster_rule)}</p>')
     page.add('<div class="row">')
@@ -409,8 +410,9 @@ def _segments(page: Page) -> None:
              f'each segment\'s own score (as <code>corpus-score --sentence-level</code>; '
              f'BLEU with effective order, as sacrebleu), the differences, and the segments '
              f'where {escape(second)} wins and loses most by '
-             f'{escape(page.names[pairs.ranked_by])}. Marked: words the other system\'s '
-             f'hypothesis lacks.</p>')
+             f'{escape(page.names[pairs.ranked_by])}.'
+             + (" Marked: words the other system's hypothesis lacks." if report.texts else "")
+             + '</p>')
     for metric in report.metrics:
         name = page.names[metric.label]
         x, y = pairs.scores[metric.label]

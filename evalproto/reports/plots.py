@@ -84,9 +84,13 @@ def text(label: str) -> str:
 
 
 def cut(label: str, limit: int = LABEL_LIMIT) -> str:
-    """A label short enough for a plot."""
+    """A label short enough for a plot, cut in the middle: systems named by their files
+    share a directory at the start and differ at the end."""
     label = text(label)
-    return label if len(label) <= limit else label[:limit - 1] + "…"
+    if len(label) <= limit:
+        return label
+    head = (limit - 1) // 3
+    return label[:head] + "…" + label[len(label) - (limit - 1 - head):]
 
 
 def _colours(count: int) -> Iterator[Tuple[float, ...]]:
