@@ -34,6 +34,7 @@ from evalproto.readers.text import (
 )
 from evalproto.sources.base import StatsSource, corpus_rows
 from evalproto.sources.pool import contiguous_ranges
+from evalproto.sources.process import EvaluatorProcess, checked_timeout
 from evalproto.sources.specs import IN_PROCESS, MetricSpec
 
 ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s:/]+:[0-9]+/?\Z", re.IGNORECASE)
@@ -43,15 +44,18 @@ CONNECT_TIMEOUT = 10
 
 # -- on the workers -------------------------------------------------------------------
 
-_SOURCES: Dict[Tuple[MetricSpec, Optional[float]], StatsSource] = {}
+_SOURCES: Dict[MetricSpec, StatsSource] = {}
 
 
 def _source(spec: MetricSpec, timeout: Optional[float]) -> StatsSource:
-    """This worker's evaluator for a spec, started on first use and then reused."""
-    key = (spec, timeout)
-    if key not in _SOURCES:
-        _SOURCES[key] = spec.build(timeout)
-    return _SOURCES[key]
+    """This worker's evaluator for a spec, started on first use and then reused; the
+    timeout is the current run's (a setting of the client, not of the evaluator)."""
+    if spec not in _SOURCES:
+        _SOURCES[spec] = spec.build(timeout)
+    source = _SOURCES[spec]
+    if isinstance(source, EvaluatorProcess):
+        source.timeout = checked_timeout(timeout)
+    return source
 
 
 def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
@@ -59,7 +63,7 @@ def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
     try:
         return work(_source(spec, timeout))
     except EvalprotoError:
-        broken = _SOURCES.pop((spec, timeout), None)
+        broken = _SOURCES.pop(spec, None)
         if hasattr(broken, "terminate"):
             broken.terminate()
         raise
