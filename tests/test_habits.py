@@ -316,6 +316,10 @@ def test_a_json_lines_file_read_as_text_is_warned_about(tmp_path):
         f"{predictions}: every line is a JSON object, but the file is read as plain text, "
         f"one segment per line: if it is a dataset or predictions, give its format with "
         f"--data-format (dynabench or oasst)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)  # the format was given: no warning
+        result = run_cli("corpus-score", *DE_EN_REFS, str(predictions), "--data-format", "text")
+    assert result.exit_code == 0, result.output
 
 
 def test_text_with_some_braces_is_not_warned_about(tmp_path):

@@ -415,3 +415,17 @@ def test_sentencepiece_tokenizers_are_refused(files: Dict[str, str]) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "spm tokenizer" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--encoding", "nope"], "sacreBLEU: --encoding nope: unknown encoding"),
+    (["--encoding", "utf-16"], "sacreBLEU: --encoding utf-16: UTF-16 stream does not start"),
+    (["-l", "xx"], "sacreBLEU: -l xx: a language pair is SOURCE-TARGET"),
+    (["-w", "-1"], "sacreBLEU: -w -1: the width is a number of decimals"),
+])
+def test_values_sacrebleu_crashes_on_get_its_exit_and_a_message(
+        files: Dict[str, str], args: List[str], message: str) -> None:
+    theirs, ours = run_both([A, "-i", LT22, *args], None, environment({}, files["cache"]))
+    assert theirs.returncode == 1 and "Traceback" in theirs.stderr
+    assert (ours.returncode, ours.stdout) == (1, "")
+    assert message in ours.stderr and "bug" not in ours.stderr

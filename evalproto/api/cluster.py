@@ -25,12 +25,14 @@ def score_files(ref_paths: Sequence[str], hyp_paths: Sequence[str],
                 specs: Sequence[MetricSpec], analysis: Analysis, *, jobs: int = 1,
                 timeout: Optional[float] = DEFAULT_TIMEOUT, sentence_level: bool = False,
                 data_format: str = "text", ref_field: str = "answer", hyp_field: str = "pred",
-                groups: Optional[str] = None, names: Optional[Sequence[str]] = None,
-                scheduler: Optional[str] = None, progress: Progress = QUIET) -> Comparison:
+                format_given: bool = False, groups: Optional[str] = None,
+                names: Optional[Sequence[str]] = None, scheduler: Optional[str] = None,
+                progress: Progress = QUIET) -> Comparison:
     """corpus-score: reference files (or a dataset) and hypothesis files scored here,
     with `jobs` copies of each metric, or on the Dask cluster at `scheduler`, whose
     workers read the files. Segments are grouped by the `groups` file, or by a
-    dataset's own tags (except segment by segment, with `sentence_level`)."""
+    dataset's own tags (except segment by segment, with `sentence_level`). See
+    read_dataset for `format_given`."""
     if scheduler:
         check_cluster_inputs(jobs, [*ref_paths, *hyp_paths])
         if data_format != "text":
@@ -39,7 +41,7 @@ def score_files(ref_paths: Sequence[str], hyp_paths: Sequence[str],
         return score_on_cluster(scheduler, ref_paths, hyp_paths, specs, analysis, timeout,
                                 groups, sentence_level, progress, names)
     corpus = read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field, progress,
-                          names)
+                          names, format_given)
     if groups:
         corpus.tags = read_groups(groups, corpus.ids)
     elif corpus.tags and not any(corpus.tags) or sentence_level:

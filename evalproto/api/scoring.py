@@ -497,17 +497,18 @@ def info(spec: str) -> Dict[str, Any]:
 
 def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
                  ref_field: str = "answer", hyp_field: str = "pred",
-                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None) -> Corpus:
+                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None,
+                 format_given: bool = False) -> Corpus:
     """A corpus from text files (references first), or a JSON Lines dataset with its
     prediction files (`dynabench`, `oasst`). `names` names the systems, one per
     hypothesis file (by default, the files' paths name them). A text file whose every
-    line is a JSON object is read as text, as asked, with an InputWarning that names
-    the option."""
+    line is a JSON object is read as text, with an InputWarning that names the option,
+    unless the format was given (`format_given`)."""
     if names is not None and len(names) != len(hyp_paths):
         raise UsageProblem(f"{len(names)} names for {len(hyp_paths)} systems")
     if data_format == "text":
         corpus = read_corpus(ref_paths, hyp_paths, progress)
-        for path, lines in zip([*ref_paths, *hyp_paths],
+        for path, lines in zip([*ref_paths, *hyp_paths] if not format_given else [],
                                [*corpus.refs.columns, *corpus.systems.values()]):
             if looks_like_json_lines(lines):
                 warnings.warn(f"{path}: every line is a JSON object, but the file is read as "

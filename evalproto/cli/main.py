@@ -8,6 +8,7 @@ import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import click
+from click.core import ParameterSource
 
 import evalproto
 from evalproto.cli import pipes
@@ -169,6 +170,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
         ref_paths, hyp_paths, specs, analysis, jobs=jobs, timeout=timeout,
         sentence_level=sentence_level, data_format=data_format, ref_field=ref_field,
         hyp_field=hyp_field, groups=groups_path, names=system_names, scheduler=scheduler,
+        format_given=ctx.get_parameter_source("data_format") != ParameterSource.DEFAULT,
         progress=progress)
     evalproto.write_output(output, render(comparison, output_format, width, score_only,
                                           progress))

@@ -20,6 +20,7 @@ from its local cache; nothing is downloaded.
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import gzip
 import importlib
@@ -706,14 +707,28 @@ def run(argv: Sequence[str]) -> int:
         return 0
     except SystemExit as exc:
         return _exit_code(exc)
-    except (NotCached, evalproto.EvalprotoError, OSError, UnicodeDecodeError) as exc:
-        # where sacrebleu shows a traceback (a missing file, a wrong encoding) or would
+    except (NotCached, evalproto.EvalprotoError, OSError, UnicodeError) as exc:
+        # where sacrebleu shows a traceback (a missing file, a wrong --encoding) or would
         # download; the exit code is sacrebleu's, 1
         with messages(args.quiet):
-            LOG.error(str(exc))
+            LOG.error(str(exc) if isinstance(exc, (OSError, UnicodeDecodeError)) or not
+                      isinstance(exc, UnicodeError) else f"--encoding {args.encoding}: {exc}")
         return 1
     finally:
         out.close()
+
+
+def check_values(args: argparse.Namespace) -> None:
+    """Values that sacrebleu takes and then crashes on (with a traceback, exit 1): the
+    same exit, with a message that says what was expected."""
+    try:
+        codecs.lookup(args.encoding)
+    except LookupError:
+        raise fail(f"--encoding {args.encoding}: unknown encoding") from None
+    if args.langpair is not None and "-" not in args.langpair:
+        raise fail(f"-l {args.langpair}: a language pair is SOURCE-TARGET, e.g. de-en")
+    if args.width < 0:
+        raise fail(f"-w {args.width}: the width is a number of decimals, 0 or more")
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -745,6 +760,7 @@ def evaluate(args: argparse.Namespace, out: Output) -> None:
     check_test_sets(args)
     if args.echo:
         return echo_test_sets(args, out)
+    check_values(args)
     inputs = read_inputs(args)
     check_modes(args, len(inputs.systems))
     systems, refs = select_segments(inputs, args)
