@@ -116,16 +116,14 @@ _DECODER = msgspec.json.Decoder(_Event)
 _CHUNK_BYTES = 1 << 18  # a chunk's objects stay in cache while read field by field
 
 
-def _line_chunks(data: bytes) -> Iterator[Tuple[int, bytes]]:
-    """(number of the first line, piece) for pieces of about _CHUNK_BYTES that end at
-    line ends."""
-    start, first_line = 0, 1
+def _line_spans(data: bytes) -> Iterator[Tuple[int, int]]:
+    """(start, end) of pieces of about _CHUNK_BYTES that end at line ends."""
+    start = 0
     while start < len(data):
         end = data.find(b"\n", start + _CHUNK_BYTES)
         end = len(data) if end < 0 else end + 1
-        chunk = data[start:end]
-        yield first_line, chunk
-        start, first_line = end, first_line + chunk.count(b"\n")
+        yield start, end
+        start = end
 
 
 def _decode_each_line(path: str, chunk: bytes, first_line: int) -> List[_Event]:
@@ -201,18 +199,20 @@ class LogStats:
 def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None,
               progress: Progress = QUIET) -> LogStats:
     """Rows for every event of a JSON Lines log; the reranker is fitted on the log
-    unless one is given. The log is read in chunks of a few hundred kilobytes, each
-    decoded by msgspec straight into the fields the statistics read and turned into rows
-    at once, so a large log never exists as Python objects."""
+    unless one is given. The log is read in chunks of a few hundred kilobytes, each read
+    straight into the columns the statistics need (by the compiled reader, or msgspec)
+    and turned into rows at once, so a large log never exists as Python objects."""
     phase = progress.start(f"reading {path}", len(data), unit="B")
 
-    def chunk_stats(first_line: int, chunk: bytes) -> LogStats:
-        part = _chunk_stats(path, first_line, chunk)
-        phase.advance(len(chunk))
-        return part
+    def chunks() -> Iterator[LogStats]:
+        first_line = 1
+        for start, end in _line_spans(data):
+            part, lines = _chunk_stats(path, data, start, end, first_line)
+            phase.advance(end - start)
+            first_line += lines
+            yield part
 
-    stats = _joined(path, (chunk_stats(first_line, chunk)
-                           for first_line, chunk in _line_chunks(data)))
+    stats = _joined(path, chunks())
     phase.close()
     if not stats.users:
         raise InputError(f"{path}: no events; expected an LM Challenge log (JSON Lines)")
@@ -251,36 +251,94 @@ def _joined(path: str, parts: Iterator[LogStats]) -> LogStats:
     return joined
 
 
-def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
-    """The rows of one chunk of a log (reranking aside), a field at a time (under the
-    caller's paused_gc)."""
+@dataclass
+class _Columns:
+    """What the rows of a chunk's events are made of: for every event, whether it is
+    selected, its user and its (user, message); for each selected event, whether its
+    user and its message differ from the previous selected event's (the chunk's first
+    always does), its target's length, lmc's event hash, the prediction rank and
+    completion start (`prediction_ranks`) and logp (NaN for null)."""
+
+    select: np.ndarray
+    users: List[Any]
+    messages: List[Tuple[Any, Any]]
+    user_changes: np.ndarray
+    message_changes: np.ndarray
+    lengths: np.ndarray
+    hashes: np.ndarray
+    ranks: np.ndarray
+    starts: np.ndarray
+    logps: np.ndarray
+    reranking: List[Tuple[int, _Event]] = field(default_factory=list)
+
+
+def _chunk_stats(path: str, data: bytes, start: int, end: int, first_line: int
+                 ) -> Tuple[LogStats, int]:
+    """The rows of the chunk data[start:end] of a log (reranking aside), and its number
+    of lines. Its columns are read by the compiled reader, or, for a chunk it declines
+    (anything but plain events: errors, reranking candidates, unusual JSON), by msgspec
+    (under the caller's paused_gc)."""
+    native = None if pure_python() else _compiled().event_columns(data, start, end)
+    if native is not None:
+        columns = _native_columns(*native)
+        return _chunk_rows(path, columns), len(columns.users)  # a line per event
+    chunk = data[start:end]
+    return _chunk_rows(path, _decoded_columns(path, first_line, chunk)), chunk.count(b"\n")
+
+
+def _native_columns(users: List[Any], messages: List[Tuple[Any, Any]], select: bytes,
+                    changes: bytes, lengths: bytes, hashes: bytes, ranks: bytes,
+                    logps: bytes) -> _Columns:
+    """The compiled reader's columns (native/lmlog.cpp, `event_columns`)."""
+    pairs = np.frombuffer(ranks, dtype=np.int64).reshape(-1, 2)
+    changed = np.frombuffer(changes, dtype=np.bool_).reshape(-1, 2)
+    return _Columns(np.frombuffer(select, dtype=np.bool_), users, messages,
+                    changed[:, 0], changed[:, 1],
+                    np.frombuffer(lengths, dtype=np.int64).astype(np.float64),
+                    np.frombuffer(hashes, dtype=np.uint64), pairs[:, 0], pairs[:, 1],
+                    np.frombuffer(logps, dtype=np.float64))
+
+
+def _decoded_columns(path: str, first_line: int, chunk: bytes) -> _Columns:
+    """A chunk's columns from the events msgspec decodes (the reference code)."""
     try:
         events = _DECODER.decode_lines(chunk)
     except (msgspec.DecodeError, RecursionError):
         events = _decode_each_line(path, chunk, first_line)
-    rows = np.zeros((len(events), len(STAT_NAMES)))
-    skipped = np.array([not event.select for event in events], dtype=bool)
-    chosen = np.flatnonzero(~skipped)
+    select = np.array([event.select for event in events], dtype=bool)
     all_users = [event.user for event in events]
     all_messages = list(zip(all_users, [event.message for event in events]))
-    picked = [events[i] for i in chosen] if skipped.any() else events
+    picked = events if select.all() else [event for event in events if event.select]
     users = [event.user for event in picked]
-    messages = [event.message for event in picked]
     targets = [event.target for event in picked]
-    rows[:, COLUMN["skipped"]] = skipped
-    rows[chosen, COLUMN["tokens"]] = 1
     user_changes = _changes(users)
-    rows[chosen, COLUMN["users"]] = user_changes
-    rows[chosen, COLUMN["messages"]] = user_changes | _changes(messages)
-    lengths = np.array([len(target) for target in targets], dtype=np.float64)
+    ranks, starts = prediction_ranks([event.completions for event in picked], targets)
+    chosen = np.flatnonzero(select)
+    return _Columns(
+        select, all_users, all_messages, user_changes,
+        user_changes | _changes([event.message for event in picked]),
+        np.array([len(target) for target in targets], dtype=np.float64),
+        event_hashes(users, [event.message for event in picked],
+                     [event.token for event in picked], targets),
+        ranks, starts, _logps([event.logp for event in picked]),
+        [(int(i), events[i]) for i in chosen if events[i].results is not None])
+
+
+def _chunk_rows(path: str, columns: _Columns) -> LogStats:
+    """The stats rows of a chunk's events."""
+    rows = np.zeros((len(columns.select), len(STAT_NAMES)))
+    chosen = np.flatnonzero(columns.select)
+    rows[:, COLUMN["skipped"]] = ~columns.select
+    rows[chosen, COLUMN["tokens"]] = 1
+    rows[chosen, COLUMN["users"]] = columns.user_changes
+    rows[chosen, COLUMN["messages"]] = columns.message_changes
+    lengths = columns.lengths
     rows[chosen, COLUMN["characters"]] = lengths
-    hashes = event_hashes(users, messages, [event.token for event in picked], targets)
-    low, high = split_hashes(hashes)
+    low, high = split_hashes(columns.hashes)
     rows[chosen, COLUMN["fingerprint.low"]] = low
     rows[chosen, COLUMN["fingerprint.high"]] = high
-    _add_predictions(rows, chosen, [event.completions for event in picked], targets,
-                     lengths)
-    logps = _logps([event.logp for event in picked])
+    _add_predictions(rows, chosen, columns.ranks, columns.starts, lengths)
+    logps = columns.logps
     scored = ~np.isnan(logps)
     entropy_rows = chosen[scored]
     rows[entropy_rows, COLUMN["entropy.sum"]] = -logps[scored]
@@ -288,14 +346,12 @@ def _chunk_stats(path: str, first_line: int, chunk: bytes) -> LogStats:
     rows[entropy_rows, COLUMN["entropy.characters"]] = lengths[scored]
     rows[entropy_rows, COLUMN["entropy.fingerprint.low"]] = low[scored]
     rows[entropy_rows, COLUMN["entropy.fingerprint.high"]] = high[scored]
-    reranking = [(int(i), events[i]) for i in chosen if events[i].results is not None]
-    return LogStats(path, rows, all_users, all_messages, reranking=reranking)
+    return LogStats(path, rows, columns.users, columns.messages, reranking=columns.reranking)
 
 
-def _add_predictions(rows: np.ndarray, chosen: np.ndarray, completions: List[Any],
-                     targets: List[str], lengths: np.ndarray) -> None:
+def _add_predictions(rows: np.ndarray, chosen: np.ndarray, ranks: np.ndarray,
+                     starts: np.ndarray, lengths: np.ndarray) -> None:
     """Next-word prediction ranks (from completions[0]) and word completion."""
-    ranks, starts = prediction_ranks(completions, targets)
     hit = ranks > 0
     rows[chosen[hit], COLUMN["prediction.srr"]] = 1 / ranks[hit]
     rows[chosen, COLUMN["prediction.hit"]] = hit
