@@ -228,6 +228,7 @@ def test_sentence_level_scores_are_sacrebleus_sentence_scores(spec, metric):
         assert row["score"] == metric.sentence_score(hyp, list(segment_refs)).score
     assert rows[0]["signature"].rsplit("|version:", 1)[0] == "|".join(
         metric.get_signature().format().split("|")[:-1])
+    assert {row["name"] for row in rows} == {metric.corpus_score([""], [[""]]).name}
 
 
 def test_a_short_sentence_scores_as_in_sacrebleu_not_zero(tmp_path):

@@ -147,11 +147,13 @@ def format_segments(results: Sequence[SegmentScores], ids: Sequence[str], output
     scores = {(result.metric, result.system): result.scores for result in results}
     decimals = {result.metric: width + result.extra_decimals for result in results}
     signatures = {result.metric: result.signature for result in results}
+    names = {result.metric: result.name for result in results}
     cells = [(segment, system, metric, float(scores[metric, system][i]))
              for i, segment in enumerate(ids) for system in systems for metric in metrics]
     if output_format == "json":
-        return "".join(to_json({"system": system, "metric": metric, "segment": segment,
-                                "score": score, "signature": signatures[metric]}) + "\n"
+        return "".join(to_json({"system": system, "metric": metric, "name": names[metric],
+                                "segment": segment, "score": score,
+                                "signature": signatures[metric]}) + "\n"
                        for segment, system, metric, score in cells)
     if output_format == "tsv":
         return "segment\tsystem\tmetric\tscore\tsignature\n" + "".join(

@@ -234,6 +234,8 @@ class SegmentScores:
     signature: str
     scores: np.ndarray
     extra_decimals: int = 0
+    name: str = ""
+    """The score's name as sacrebleu names it (BLEU, chrF2, TER)."""
 
 
 def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
@@ -246,5 +248,5 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
         for system, rows in table.rows.items():
             results.append(SegmentScores(system, table.label, signature,
                                          np.asarray(scorer.score_many(rows)),
-                                         table.extra_decimals))
+                                         table.extra_decimals, table.score_name))
     return results
