@@ -14,7 +14,7 @@ import termios
 import textwrap
 import time
 from pathlib import Path
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 import pytest
 from click.testing import CliRunner
@@ -147,14 +147,17 @@ short, and every step of it drawn."""
 
 
 class PseudoTerminal:
-    """A command run on a pseudo-terminal of 30 rows and 200 columns, as a person runs
-    it: the terminal is its stdin and stderr, and its stdout unless `stdout` is given.
-    What it writes is read as it comes, with deadlines, never fixed sleeps."""
+    """A command run on a pseudo-terminal of 30 rows and 200 columns (or `size`, None
+    for one nobody sized, 0 x 0), as a person runs it: the terminal is its stdin and
+    stderr, and its stdout unless `stdout` is given. What it writes is read as it comes,
+    with deadlines, never fixed sleeps."""
 
     def __init__(self, command: List[str], stdout: Optional[int] = None,
-                 cwd: Optional[str] = None) -> None:
+                 cwd: Optional[str] = None, size: Optional[Tuple[int, int]] = (30, 200)
+                 ) -> None:
         self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 200, 0, 0))
+        if size is not None:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
         self.process = subprocess.Popen(command, stdin=slave, stdout=stdout or slave,
                                         stderr=slave, cwd=cwd)
         os.close(slave)

@@ -52,6 +52,15 @@ def test_a_long_phase_shows_its_bar_on_a_terminal_by_itself(terminals):
     assert terminal.finish() == 1
 
 
+def test_a_terminal_nobody_sized_shows_the_bar_too(terminals):
+    """A pseudo-terminal of 0 x 0 (as some CI runners and `script` make): tqdm alone
+    reads -1 rows there and hides every bar."""
+    terminal = terminals([script("evalproto"), *LONG_TEST], size=None)
+    terminal.wait_for(BAR.format(label=re.escape("paired test: bleu")))
+    terminal.process.terminate()
+    assert terminal.finish() == 1
+
+
 def test_nothing_is_drawn_when_stderr_is_a_pipe():
     """The same run as the first test, bars asked for at once, into a pipe: only the
     report, and not one byte on stderr."""

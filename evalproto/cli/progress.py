@@ -15,6 +15,9 @@ from typing import Any, List, Optional, TextIO
 DELAY_SECONDS = 1.0
 REFRESH_SECONDS = 0.2
 UNSIZED_COLUMNS = 80
+UNSIZED_ROWS = 24
+"""What a pseudo-terminal nobody has sized (0 x 0) is drawn as: tqdm would read its
+height as -1 rows and hide every bar."""
 METER_COLUMNS = 50
 """Room kept beside a label for the bar, count, elapsed and left times and rate: a longer
 label is cut at its start."""
@@ -36,7 +39,8 @@ class _Bar:
         self._stream = stream
         self._bar = tqdm(total=total, desc=label, file=stream, delay=DELAY_SECONDS,
                          leave=False, dynamic_ncols=sized,
-                         ncols=None if sized else UNSIZED_COLUMNS, mininterval=REFRESH_SECONDS,
+                         ncols=None if sized else UNSIZED_COLUMNS,
+                         nrows=None if sized else UNSIZED_ROWS, mininterval=REFRESH_SECONDS,
                          smoothing=0.1, unit=unit or "it", unit_scale=in_bytes,
                          unit_divisor=1024 if in_bytes else 1000)
         _open.append(self)
