@@ -7,7 +7,13 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from evalproto.api.scoring import Comparison, read_dataset, reduced, score_corpus
+from evalproto.api.scoring import (
+    Comparison,
+    group_corpus,
+    read_dataset,
+    reduced,
+    score_corpus,
+)
 from evalproto.base.errors import UsageProblem
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.progress import QUIET, Progress
@@ -42,9 +48,8 @@ def score_files(ref_paths: Sequence[str], hyp_paths: Sequence[str],
                                 groups, sentence_level, progress, names)
     corpus = read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field, progress,
                           names, format_given)
-    if groups:
-        corpus.tags = read_groups(groups, corpus.ids)
-    elif corpus.tags and not any(corpus.tags) or sentence_level:
+    group_corpus(corpus, groups or None)
+    if sentence_level and not groups:
         corpus.tags = None  # a dataset's tags are groups, except for -sl
     return score_corpus(corpus, specs, analysis, jobs, timeout, sentence_level, progress)
 

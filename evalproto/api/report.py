@@ -7,11 +7,10 @@ import io
 from contextlib import ExitStack
 from typing import List, Optional, Sequence
 
-from evalproto.api.scoring import corpus_tables
+from evalproto.api.scoring import corpus_tables, group_corpus
 from evalproto.api.statsfiles import stats_tables
 from evalproto.base.errors import InputError
 from evalproto.base.progress import QUIET, Progress
-from evalproto.readers.groups import read_groups
 from evalproto.readers.text import Corpus, read_bytes, read_lines, split_lines
 from evalproto.reports.report import (
     Report,
@@ -39,10 +38,7 @@ def report_corpus(corpus: Corpus, specs: Sequence[MetricSpec] = REPORT_METRICS,
     compare-mt's analyses (word frequencies from the `freq_corpus` file, or from the
     first reference). `source` is a file of the segments' sources, shown beside the
     wins and losses."""
-    if groups is not None:
-        corpus.tags = read_groups(groups, corpus.ids)
-    elif corpus.tags is not None and not any(corpus.tags):
-        corpus.tags = None
+    group_corpus(corpus, groups)
     if corpus.tags is not None:
         check_tags(corpus.tags, groups or "the dataset's tags")
     sources = None

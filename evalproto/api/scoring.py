@@ -28,6 +28,7 @@ from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics import registry
 from evalproto.readers import datasets
+from evalproto.readers.groups import read_groups
 from evalproto.readers.text import Corpus, looks_like_json_lines, read_corpus
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources.base import StatsSource, corpus_rows
@@ -495,6 +496,25 @@ def info(spec: str) -> Dict[str, Any]:
     return registry.from_spec(spec).info()
 
 
+def group_corpus(corpus: Corpus, groups: Optional[str]) -> None:
+    """Group the corpus's segments by the `groups` file, or by a dataset's own tags
+    (none when no segment has a tag)."""
+    if groups is not None:
+        corpus.tags = read_groups(groups, corpus.ids)
+    elif corpus.tags is not None and not any(corpus.tags):
+        corpus.tags = None
+
+
+def _warn_of_json_lines(paths: Sequence[str], files: Sequence[Sequence[str]]) -> None:
+    """An InputWarning for each text file whose every line is a JSON object."""
+    for path, lines in zip(paths, files):
+        if looks_like_json_lines(lines):
+            warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
+                          f"plain text, one segment per line: if it is a dataset or "
+                          f"predictions, give its format with --data-format (dynabench "
+                          f"or oasst)", InputWarning)
+
+
 def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
                  ref_field: str = "answer", hyp_field: str = "pred",
                  progress: Progress = QUIET, names: Optional[Sequence[str]] = None,
@@ -508,13 +528,9 @@ def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence
         raise UsageProblem(f"{len(names)} names for {len(hyp_paths)} systems")
     if data_format == "text":
         corpus = read_corpus(ref_paths, hyp_paths, progress)
-        for path, lines in zip([*ref_paths, *hyp_paths] if not format_given else [],
-                               [*corpus.refs.columns, *corpus.systems.values()]):
-            if looks_like_json_lines(lines):
-                warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
-                              f"plain text, one segment per line: if it is a dataset or "
-                              f"predictions, give its format with --data-format (dynabench "
-                              f"or oasst)", InputWarning)
+        if not format_given:
+            _warn_of_json_lines([*ref_paths, *hyp_paths],
+                                [*corpus.refs.columns, *corpus.systems.values()])
     elif len(ref_paths) != 1:
         raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
                            f"prediction files")

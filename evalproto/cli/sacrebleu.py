@@ -711,8 +711,9 @@ def run(argv: Sequence[str]) -> int:
         # where sacrebleu shows a traceback (a missing file, a wrong --encoding) or would
         # download; the exit code is sacrebleu's, 1
         with messages(args.quiet):
-            LOG.error(str(exc) if isinstance(exc, (OSError, UnicodeDecodeError)) or not
-                      isinstance(exc, UnicodeError) else f"--encoding {args.encoding}: {exc}")
+            # a decoding error names its file; a codec's own complaint does not
+            codec = isinstance(exc, UnicodeError) and not isinstance(exc, UnicodeDecodeError)
+            LOG.error(f"--encoding {args.encoding}: {exc}" if codec else str(exc))
         return 1
     finally:
         out.close()

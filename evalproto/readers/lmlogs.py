@@ -310,16 +310,16 @@ def _decoded_columns(path: str, first_line: int, chunk: bytes) -> _Columns:
     all_messages = list(zip(all_users, [event.message for event in events]))
     picked = events if select.all() else [event for event in events if event.select]
     users = [event.user for event in picked]
+    messages = [event.message for event in picked]
     targets = [event.target for event in picked]
     user_changes = _changes(users)
     ranks, starts = prediction_ranks([event.completions for event in picked], targets)
     chosen = np.flatnonzero(select)
     return _Columns(
         select, all_users, all_messages, user_changes,
-        user_changes | _changes([event.message for event in picked]),
+        user_changes | _changes(messages),
         np.array([len(target) for target in targets], dtype=np.float64),
-        event_hashes(users, [event.message for event in picked],
-                     [event.token for event in picked], targets),
+        event_hashes(users, messages, [event.token for event in picked], targets),
         ranks, starts, _logps([event.logp for event in picked]),
         [(int(i), events[i]) for i in chosen if events[i].results is not None])
 
