@@ -43,6 +43,18 @@ def test_standard_input_cannot_go_to_a_cluster():
     assert "the workers read the files: standard input ('-') cannot be one" in result.output
 
 
+@pytest.mark.parametrize("args, message", [
+    (["lm-score", "-", "--scheduler", "local:1"],
+     "the workers read the files: standard input ('-') cannot be one"),
+    (["stats", DE_EN_REFS[0], DE_EN_HYP, "-o", "-", "--scheduler", "local:1", "-j", "2"],
+     "-j runs copies on this machine, and --scheduler on the Dask cluster's workers"),
+])
+def test_every_command_refuses_what_a_cluster_cannot_take(args, message):
+    result = run_cli(*args, input="{}\n")
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
 def test_a_decompression_bomb_is_refused_after_a_bounded_read(tmp_path):
     """About 100 kB of gzip that would expand to 100 MB without a line end."""
     bomb = write(tmp_path / "bomb.gz", gzip.compress(b"a" * 100_000_000, compresslevel=9))
