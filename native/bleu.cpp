@@ -36,7 +36,6 @@ void tokenize(const std::vector<cp_t>& text, Tokenizer tokenizer, Scratch13a& sc
 // Whether segment s has the same references as segment s - 1: the same objects, or
 // equal texts (equal str have equal kinds in CPython, so the bytes compare).
 bool same_references(const Batch<TextRef>& batch, size_t s) {
-    if (s == 0) return false;
     const size_t begin = batch.ref_start[s], count = batch.ref_start[s + 1] - begin;
     const size_t previous = batch.ref_start[s - 1];
     if (batch.ref_start[s] - previous != count) return false;
@@ -52,7 +51,8 @@ bool same_references(const Batch<TextRef>& batch, size_t s) {
 
 }  // namespace
 
-void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, double* out) {
+void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, double* out,
+               size_t begin, size_t end) {
     const size_t width = 2 + 2 * static_cast<size_t>(max_order);
     const size_t orders = static_cast<size_t>(max_order);
     std::vector<cp_t> text;
@@ -63,8 +63,8 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
     std::vector<uint32_t> ids, ref_ids;
     std::vector<size_t> ref_ends;  // reference r's ids are ref_ids[ref_ends[r-1], ref_ends[r])
     std::vector<long long> correct(max_order);
-    for (size_t s = 0; s < batch.segments(); ++s) {
-        if (!same_references(batch, s)) {
+    for (size_t s = begin; s < end; ++s) {
+        if (s == begin || !same_references(batch, s)) {
             ref_ids.clear();
             ref_ends.clear();
             interner.reset(0);

@@ -96,7 +96,8 @@ double f_score(const double* stats, int orders, long long beta, bool eps_smoothi
 
 }  // namespace
 
-void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* out) {
+void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* out,
+               size_t begin, size_t end) {
     const int C = options.char_order, W = options.word_order, orders = C + W;
     const size_t width = 3 * static_cast<size_t>(orders);
     std::vector<cp_t> text, chars;
@@ -105,7 +106,7 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
     NgramTable char_table, word_table;
     std::vector<uint32_t> ids;
     std::vector<double> stats(width), best_stats(width);
-    for (size_t s = 0; s < batch.segments(); ++s) {
+    for (size_t s = begin; s < end; ++s) {
         text.clear();
         append_code_points(batch.hyps[s], text);
         characters_of(text, options.whitespace, chars);

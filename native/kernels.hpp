@@ -20,8 +20,12 @@ struct Batch {
 
 enum class Tokenizer { T13a, None, Char };
 
+// Each kernel fills the rows of segments [begin, end) of out, which holds a row for
+// every segment of the batch; disjoint ranges can run on threads of their own.
+
 // Rows [hyp_len, closest_ref_len, correct_1..N, total_1..N], N = max_order.
-void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, double* out);
+void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, double* out,
+               size_t begin, size_t end);
 
 struct ChrfOptions {
     int char_order = 6;
@@ -33,7 +37,8 @@ struct ChrfOptions {
 
 // Rows of [hyp, ref, match] per character order, then per word order, of the
 // reference with the best segment F (the first of equals).
-void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* out);
+void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* out,
+               size_t begin, size_t end);
 
 // A tokenized segment: either one str whose words str.split() finds (split), or
 // the words texts[begin, end) themselves.
@@ -48,7 +53,7 @@ struct TerBatch {
 };
 
 // Rows [edits against the closest reference, average reference length].
-void ter_rows(const TerBatch& batch, double* out);
+void ter_rows(const TerBatch& batch, double* out, size_t begin, size_t end);
 
 // The TER search's limits, sacrebleu lib_ter's (tests compare them).
 constexpr int MAX_SHIFT_SIZE = 10;

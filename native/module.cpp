@@ -7,8 +7,15 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+#include <algorithm>
 #include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 
 #include "kernels.hpp"
 
@@ -35,19 +42,42 @@ class References {
     std::vector<PyObject*> objects_;
 };
 
+// Where an argument is, for error messages: a name and up to three indices
+// ("refs[3][0][2]"), spelled out only when there is an error to report.
+struct Where {
+    const char* name;
+    Py_ssize_t index[3] = {0, 0, 0};
+    int depth = 0;
+
+    Where at(Py_ssize_t i) const {
+        Where inner = *this;
+        inner.index[inner.depth++] = i;
+        return inner;
+    }
+    std::string str() const {
+        std::string text = name;
+        for (int d = 0; d < depth; ++d) text += "[" + std::to_string(index[d]) + "]";
+        return text;
+    }
+};
+
 // A list or tuple as a fast sequence (a new reference), or NULL with a TypeError
 // naming `what`. A str is refused: it would pass for a sequence of characters.
-PyObject* as_sequence(PyObject* object, const std::string& what) {
+PyObject* as_sequence(PyObject* object, const Where& what) {
+    if (PyList_Check(object) || PyTuple_Check(object)) {
+        Py_INCREF(object);  // what PySequence_Fast returns for these
+        return object;
+    }
     if (PyUnicode_Check(object)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a list of str, not a str", what.c_str());
+        PyErr_Format(PyExc_TypeError, "%s must be a list of str, not a str", what.str().c_str());
         return nullptr;
     }
-    return PySequence_Fast(object, (what + " must be a list or tuple").c_str());
+    return PySequence_Fast(object, (what.str() + " must be a list or tuple").c_str());
 }
 
-bool text_of(PyObject* object, const std::string& what, References& held, TextRef& out) {
+bool text_of(PyObject* object, const Where& what, References& held, TextRef& out) {
     if (!PyUnicode_Check(object)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what.c_str(),
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what.str().c_str(),
                      Py_TYPE(object)->tp_name);
         return false;
     }
@@ -67,11 +97,11 @@ bool text_of(PyObject* object, const std::string& what, References& held, TextRe
 template <class Item, class Read>
 bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Item>& batch,
                      Read read) {
-    PyObject* hyp_seq = as_sequence(hyps, "hyps");
+    PyObject* hyp_seq = as_sequence(hyps, Where{"hyps"});
     if (!hyp_seq) return false;
     held.keep(hyp_seq);
     Py_DECREF(hyp_seq);
-    PyObject* ref_seq = as_sequence(refs, "refs");
+    PyObject* ref_seq = as_sequence(refs, Where{"refs"});
     if (!ref_seq) return false;
     held.keep(ref_seq);
     Py_DECREF(ref_seq);
@@ -83,10 +113,9 @@ bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Ite
     }
     batch.hyps.resize(n);
     for (Py_ssize_t i = 0; i < n; ++i) {
-        if (!read(PySequence_Fast_GET_ITEM(hyp_seq, i), "hyps[" + std::to_string(i) + "]",
-                  batch.hyps[i]))
+        if (!read(PySequence_Fast_GET_ITEM(hyp_seq, i), Where{"hyps"}.at(i), batch.hyps[i]))
             return false;
-        const std::string refs_where = "refs[" + std::to_string(i) + "]";
+        const Where refs_where = Where{"refs"}.at(i);
         PyObject* segment = as_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), refs_where);
         if (!segment) return false;
         held.keep(segment);
@@ -98,8 +127,7 @@ bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Ite
         }
         for (Py_ssize_t r = 0; r < k; ++r) {
             Item item;
-            if (!read(PySequence_Fast_GET_ITEM(segment, r),
-                      refs_where + "[" + std::to_string(r) + "]", item))
+            if (!read(PySequence_Fast_GET_ITEM(segment, r), refs_where.at(r), item))
                 return false;
             batch.refs.push_back(item);
         }
@@ -111,36 +139,69 @@ bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Ite
 // Segment texts: hyps[i] a str, refs[i] a non-empty list or tuple of str.
 bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRef>& batch) {
     return gather_segments(hyps, refs, held, batch,
-                           [&](PyObject* object, const std::string& where, TextRef& text) {
+                           [&](PyObject* object, const Where& where, TextRef& text) {
                                return text_of(object, where, held, text);
                            });
 }
 
-// Runs `kernel(out)` without the GIL into a new bytearray of rows x width doubles,
-// turning C++ exceptions into Python ones.
+// Threads for a kernel over `segments` segments: one per CPU this process may run on,
+// at most MAX_THREADS, with at least MIN_SEGMENTS_PER_THREAD segments each (a thread
+// costs tens of microseconds to start; a segment, a few).
+constexpr size_t MAX_THREADS = 8;
+constexpr size_t MIN_SEGMENTS_PER_THREAD = 64;
+
+size_t kernel_threads(size_t segments) {
+    size_t usable = std::max(1u, std::thread::hardware_concurrency());
+#if defined(__linux__)
+    cpu_set_t cpus;  // those this process may run on (taskset, a container's cpuset)
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) usable = static_cast<size_t>(CPU_COUNT(&cpus));
+#endif
+    return std::max<size_t>(1, std::min({usable, MAX_THREADS, segments / MIN_SEGMENTS_PER_THREAD}));
+}
+
+// Runs `kernel(out, begin, end)` without the GIL into a new bytearray of rows x width
+// doubles, the rows split into contiguous ranges on kernel_threads(rows) threads (each
+// row is computed alone, so the split changes no number), turning C++ exceptions into
+// Python ones.
 template <class Kernel>
 PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
     PyObject* result =
         PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(rows * width * sizeof(double)));
     if (!result) return nullptr;
     double* out = reinterpret_cast<double*>(PyByteArray_AS_STRING(result));
-    enum { OK, NO_MEMORY, FAILED } status = OK;
-    std::string message;
+    enum Status { OK, NO_MEMORY, FAILED };
+    const size_t parts = kernel_threads(rows);
+    std::vector<Status> status(parts, OK);
+    std::vector<std::string> message(parts);
+    auto run_part = [&](size_t part) {
+        try {
+            kernel(out, rows * part / parts, rows * (part + 1) / parts);
+        } catch (const std::bad_alloc&) {
+            status[part] = NO_MEMORY;
+        } catch (const std::exception& error) {
+            status[part] = FAILED;
+            message[part] = error.what();
+        }
+    };
     Py_BEGIN_ALLOW_THREADS
+    std::vector<std::thread> threads;
     try {
-        kernel(out);
-    } catch (const std::bad_alloc&) {
-        status = NO_MEMORY;
-    } catch (const std::exception& error) {
-        status = FAILED;
-        message = error.what();
+        for (size_t part = 1; part < parts; ++part) threads.emplace_back(run_part, part);
+    } catch (const std::system_error&) {
+        // No more threads to be had: this one runs the parts that have none.
+        for (size_t part = threads.size() + 1; part < parts; ++part) run_part(part);
     }
+    run_part(0);
+    for (std::thread& thread : threads) thread.join();
     Py_END_ALLOW_THREADS
-    if (status == OK) return result;
-    Py_DECREF(result);
-    if (status == NO_MEMORY) return PyErr_NoMemory();
-    PyErr_SetString(PyExc_RuntimeError, message.c_str());
-    return nullptr;
+    for (size_t part = 0; part < parts; ++part) {
+        if (status[part] == OK) continue;
+        Py_DECREF(result);
+        if (status[part] == NO_MEMORY) return PyErr_NoMemory();
+        PyErr_SetString(PyExc_RuntimeError, message[part].c_str());
+        return nullptr;
+    }
+    return result;
 }
 
 PyObject* bleu_rows(PyObject*, PyObject* args, PyObject* kwargs) {
@@ -171,8 +232,8 @@ PyObject* bleu_rows(PyObject*, PyObject* args, PyObject* kwargs) {
     References held;
     Batch<TextRef> batch;
     if (!gather_texts(hyps, refs, held, batch)) return nullptr;
-    return run_kernel(batch.segments(), 2 + 2 * static_cast<size_t>(max_order), [&](double* out) {
-        evalproto::bleu_rows(batch, max_order, tokenizer, out);
+    return run_kernel(batch.segments(), 2 + 2 * static_cast<size_t>(max_order), [&](double* out, size_t begin, size_t end) {
+        evalproto::bleu_rows(batch, max_order, tokenizer, out, begin, end);
     });
 }
 
@@ -203,12 +264,14 @@ PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
     if (!gather_texts(hyps, refs, held, batch)) return nullptr;
     const size_t width = 3 * static_cast<size_t>(options.char_order + options.word_order);
     return run_kernel(batch.segments(), width,
-                      [&](double* out) { evalproto::chrf_rows(batch, options, out); });
+                      [&](double* out, size_t begin, size_t end) {
+                          evalproto::chrf_rows(batch, options, out, begin, end);
+                      });
 }
 
 // A tokenized segment: a str (whose words str.split() finds) or a list or tuple of
 // words.
-bool words_of(PyObject* object, const std::string& what, References& held,
+bool words_of(PyObject* object, const Where& what, References& held,
               evalproto::TerBatch& batch, evalproto::WordSequence& out) {
     out.begin = batch.texts.size();
     if (PyUnicode_Check(object)) {
@@ -218,14 +281,14 @@ bool words_of(PyObject* object, const std::string& what, References& held,
         batch.texts.push_back(text);
     } else {
         out.split = false;
-        PyObject* words = PySequence_Fast(object, (what + " must be a str or a list of str").c_str());
+        PyObject* words =
+            PySequence_Fast(object, (what.str() + " must be a str or a list of str").c_str());
         if (!words) return false;
         held.keep(words);
         Py_DECREF(words);
         for (Py_ssize_t w = 0; w < PySequence_Fast_GET_SIZE(words); ++w) {
             TextRef text;
-            if (!text_of(PySequence_Fast_GET_ITEM(words, w),
-                         what + "[" + std::to_string(w) + "]", held, text))
+            if (!text_of(PySequence_Fast_GET_ITEM(words, w), what.at(w), held, text))
                 return false;
             batch.texts.push_back(text);
         }
@@ -242,12 +305,14 @@ PyObject* ter_rows(PyObject*, PyObject* args, PyObject* kwargs) {
         return nullptr;
     References held;
     evalproto::TerBatch batch;
-    auto read = [&](PyObject* object, const std::string& where, evalproto::WordSequence& words) {
+    auto read = [&](PyObject* object, const Where& where, evalproto::WordSequence& words) {
         return words_of(object, where, held, batch, words);
     };
     if (!gather_segments(hyps, refs, held, batch.segments, read)) return nullptr;
     const size_t n = batch.segments.hyps.size();
-    return run_kernel(n, 2, [&](double* out) { evalproto::ter_rows(batch, out); });
+    return run_kernel(n, 2, [&](double* out, size_t begin, size_t end) {
+        evalproto::ter_rows(batch, out, begin, end);
+    });
 }
 
 // The kernel's 13a tokens of one line, joined by spaces: what sacrebleu's
@@ -255,7 +320,7 @@ PyObject* ter_rows(PyObject*, PyObject* args, PyObject* kwargs) {
 PyObject* tokenize_13a(PyObject*, PyObject* arg) {
     References held;
     TextRef text;
-    if (!text_of(arg, "line", held, text)) return nullptr;
+    if (!text_of(arg, Where{"line"}, held, text)) return nullptr;
     std::vector<evalproto::cp_t> points;
     evalproto::append_code_points(text, points);
     evalproto::Scratch13a scratch;

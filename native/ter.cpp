@@ -402,7 +402,7 @@ long long TerSearch::edits(const std::vector<uint32_t>& hyp, const std::vector<u
 
 }  // namespace
 
-void ter_rows(const TerBatch& batch, double* out) {
+void ter_rows(const TerBatch& batch, double* out, size_t begin, size_t end) {
     TerSearch search;
     Interner interner;
     std::vector<cp_t> text;
@@ -428,7 +428,7 @@ void ter_rows(const TerBatch& batch, double* out) {
         }
     };
     const Batch<WordSequence>& segments = batch.segments;
-    for (size_t s = 0; s < segments.segments(); ++s) {
+    for (size_t s = begin; s < end; ++s) {
         const size_t first = segments.ref_start[s], count = segments.ref_start[s + 1] - first;
         size_t expected = 0;
         for (size_t r = first; r < first + count; ++r)

@@ -561,6 +561,35 @@ def test_kernels_release_the_gil_and_run_in_threads_alike():
     assert all(np.array_equal(result, alone) for result in results)
 
 
+def test_a_batch_split_across_threads_gives_each_segments_own_rows():
+    """A large batch runs on several threads (native/module.cpp's kernel_threads), each
+    over a range of segments; every row equals the segment scored alone, also where
+    runs of equal references cross a range's start (BLEU shares their table)."""
+    generator = random.Random(5)
+    words = ["a", "b", "c", "d.", "e,", "f"]
+    refs, hyps = [], []
+    for _ in range(300):
+        shared = [" ".join(generator.choices(words, k=generator.randint(0, 12)))
+                  for _ in range(generator.randint(1, 3))]
+        for _ in range(generator.randint(1, 5)):  # each system of one segment
+            refs.append(list(shared))
+            hyps.append(" ".join(generator.choices(words, k=generator.randint(0, 12))))
+    calls = [(lambda h, r: _native.bleu_rows(h, r, 4, "13a"), 10),
+             (lambda h, r: _native.chrf_rows(h, r, 6, 2, 2, False, False), 24),
+             (lambda h, r: _native.ter_rows(h, r), 2)]
+    for call, width in calls:
+        whole = as_rows(call(hyps, refs), width)
+        alone = np.vstack([as_rows(call([hyp], [ref]), width) for hyp, ref in zip(hyps, refs)])
+        assert len(hyps) >= 600 and np.array_equal(whole, alone)
+
+
+def test_a_bad_item_deep_in_a_large_batch_is_named():
+    hyps, refs = ["a"] * 5000, [["a"]] * 5000
+    refs[4321] = ["a", b"b"]
+    with pytest.raises(TypeError, match=r"refs\[4321\]\[1\] must be a str, not bytes"):
+        _native.bleu_rows(hyps, refs, 4, "13a")
+
+
 # -- LM Challenge logs: the compiled per-event loops (native/lmlog.cpp) ----------------
 
 # one-, two- and four-byte characters, so that a word's tail is often stored narrower
