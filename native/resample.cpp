@@ -12,6 +12,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -71,32 +72,40 @@ struct Pcg64 {
     }
 };
 
-// Sets each of `rows` rows of n = scratch.size() doubles to the counts of one
-// resample's n draws.
-template <class Count>
-void count_rows(Pcg64& generator, std::vector<Count>& scratch, double* counts, Py_ssize_t rows) {
+// Sets each of `rows` rows of n = scratch.size() counts to the counts of one
+// resample's n draws. Returns false if a count exceeds `limit` (the output type's
+// largest value), which leaves that count wrong; the draws go on to the end, so that
+// the generator's state is right either way.
+template <class Count, class Out>
+bool count_rows(Pcg64& generator, std::vector<Count>& scratch, Out* counts, Py_ssize_t rows,
+                unsigned long limit) {
     const Py_ssize_t n = static_cast<Py_ssize_t>(scratch.size());
     const uint32_t bound = static_cast<uint32_t>(n);
+    bool fits = true;
     for (Py_ssize_t row = 0; row < rows; ++row) {
         for (Py_ssize_t draw = 0; draw < n; ++draw) ++scratch[generator.below(bound)];
-        double* own = counts + row * n;
+        Out* own = counts + row * n;
         for (Py_ssize_t segment = 0; segment < n; ++segment) {
-            own[segment] = scratch[segment];
+            fits &= scratch[segment] <= limit;
+            own[segment] = static_cast<Out>(scratch[segment]);
             scratch[segment] = 0;
         }
     }
+    return fits;
 }
 
 PyObject* draw_counts(PyObject*, PyObject* args, PyObject* kwargs) {
     static const char* keywords[] = {"state_high", "state_low", "inc_high", "inc_low",
-                                     "has_uint32", "uinteger", "n", "out", nullptr};
+                                     "has_uint32", "uinteger", "n", "out", "limit", nullptr};
     unsigned long long state_high, state_low, inc_high, inc_low, uinteger;
     int has_uint32;
     Py_ssize_t n;
     PyObject* out;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKKKpKnO:draw_counts",
+    unsigned long limit = UINT8_MAX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKKKpKnO|k:draw_counts",
                                      const_cast<char**>(keywords), &state_high, &state_low,
-                                     &inc_high, &inc_low, &has_uint32, &uinteger, &n, &out))
+                                     &inc_high, &inc_low, &has_uint32, &uinteger, &n, &out,
+                                     &limit))
         return nullptr;
     if (n < 2 || static_cast<unsigned long long>(n) > UINT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "n must be in [2, 2**32 - 1]");
@@ -107,20 +116,22 @@ PyObject* draw_counts(PyObject*, PyObject* args, PyObject* kwargs) {
         return nullptr;
     const bool doubles = view.itemsize == sizeof(double) && view.format &&
                          std::strcmp(view.format, "d") == 0;
-    if (!doubles || view.len % (n * static_cast<Py_ssize_t>(sizeof(double))) != 0) {
+    const bool bytes = view.itemsize == 1 && view.format && std::strcmp(view.format, "B") == 0;
+    if (!(doubles || bytes) || view.len % (n * view.itemsize) != 0) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError,
-                        "out must be a C-contiguous float64 array of whole rows of n counts");
+        PyErr_SetString(PyExc_ValueError, "out must be a C-contiguous float64 or uint8 array "
+                                          "of whole rows of n counts");
         return nullptr;
     }
-    double* counts = static_cast<double*>(view.buf);
-    const Py_ssize_t rows = view.len / static_cast<Py_ssize_t>(sizeof(double)) / n;
+    if (doubles) limit = UINT32_MAX;  // a count is at most n, and exact in a double
+    limit = std::min<unsigned long>(limit, bytes ? UINT8_MAX : UINT32_MAX);
+    const Py_ssize_t rows = view.len / view.itemsize / n;
     Pcg64 generator{make_u128(state_high, state_low), make_u128(inc_high, inc_low),
                     has_uint32 != 0, static_cast<uint32_t>(uinteger)};
     // Counted in the narrowest integers that hold a count (one segment is drawn at
     // most n times in a resample of n): on a million segments, a quarter or half the
     // memory that random increments touch, so more of it stays in cache. Written out
-    // as doubles row by row.
+    // row by row.
     std::vector<uint16_t> narrow;
     std::vector<uint32_t> wide;
     try {
@@ -133,28 +144,34 @@ PyObject* draw_counts(PyObject*, PyObject* args, PyObject* kwargs) {
         PyBuffer_Release(&view);
         return PyErr_NoMemory();
     }
+    bool fits;
     Py_BEGIN_ALLOW_THREADS
-    if (n <= UINT16_MAX) {
-        count_rows(generator, narrow, counts, rows);
+    if (bytes) {
+        uint8_t* counts = static_cast<uint8_t*>(view.buf);
+        fits = n <= UINT16_MAX ? count_rows(generator, narrow, counts, rows, limit)
+                               : count_rows(generator, wide, counts, rows, limit);
     } else {
-        count_rows(generator, wide, counts, rows);
+        double* counts = static_cast<double*>(view.buf);
+        fits = n <= UINT16_MAX ? count_rows(generator, narrow, counts, rows, limit)
+                               : count_rows(generator, wide, counts, rows, limit);
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
-    return Py_BuildValue("(KKNK)", static_cast<unsigned long long>(high_of(generator.state)),
+    return Py_BuildValue("(KKNKN)", static_cast<unsigned long long>(high_of(generator.state)),
                          static_cast<unsigned long long>(low_of(generator.state)),
                          PyBool_FromLong(generator.has_uint32),
-                         static_cast<unsigned long long>(generator.uinteger));
+                         static_cast<unsigned long long>(generator.uinteger),
+                         PyBool_FromLong(fits));
 }
 
 PyMethodDef methods[] = {
     {"draw_counts", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(draw_counts)),
      METH_VARARGS | METH_KEYWORDS,
-     "draw_counts(state_high, state_low, inc_high, inc_low, has_uint32, uinteger, n, out)\n"
-     "-> (state_high, state_low, has_uint32, uinteger)\n\n"
-     "Sets each row of `out` (float64, rows of n) to how often each of n segments is\n"
-     "drawn by Generator.integers(0, n, n) from the given PCG64 state, and returns the\n"
-     "state after the draws."},
+     "draw_counts(state_high, state_low, inc_high, inc_low, has_uint32, uinteger, n, out,\n"
+     "            limit=255) -> (state_high, state_low, has_uint32, uinteger, fits)\n\n"
+     "Sets each row of `out` (float64 or uint8, rows of n) to how often each of n segments\n"
+     "is drawn by Generator.integers(0, n, n) from the given PCG64 state, and returns the\n"
+     "state after the draws, and whether every count fit: in uint8, at most `limit`."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalproto.stats._resample",

@@ -1,6 +1,7 @@
 """The compiled bootstrap counter (native/resample.cpp) draws exactly what numpy draws:
-the same counts, and the generator left in the same state, from any state, for any
-number of segments; the pure-Python path gives the same counts."""
+the same counts, in float64 or uint8, and the generator left in the same state, from
+any state, for any number of segments; the pure-Python path gives the same counts; a
+count that uint8 cannot hold is never kept, and the chunk is drawn again in float64."""
 
 import numpy as np
 import pytest
@@ -32,9 +33,9 @@ def test_counts_and_state_equal_numpys(n, seed, half_drawn):
     if half_drawn:
         ours.integers(0, 10, size=3)
         theirs.integers(0, 10, size=3)
-    for k in (1, 4, 3):
-        counts = np.full((k, n), np.nan)  # every count is set
-        resampling._draw_counts(ours, counts)
+    for k, dtype in ((1, np.float64), (4, np.uint8), (3, np.float64), (2, np.uint8)):
+        counts = np.full((k, n), 77, dtype)  # every count is set
+        assert resampling._draw_counts(ours, counts)
         assert np.array_equal(counts, numpy_counts(theirs, n, k))
         assert ours.bit_generator.state == theirs.bit_generator.state
 
@@ -47,7 +48,7 @@ def test_the_pure_python_path_counts_the_same(monkeypatch):
     assert compiled.sum(axis=1).tolist() == [3001] * 40
 
 
-@pytest.mark.parametrize("minimum, most", [(1, 3 * 150), (16, 2 ** 24), (5, 7 * 150)])
+@pytest.mark.parametrize("minimum, most", [(1, 3 * 150), (16, 2 ** 27), (5, 7 * 150)])
 def test_chunks_of_any_size_give_one_stream(monkeypatch, minimum, most):
     monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)
     monkeypatch.setattr(resampling, "_MIN_RESAMPLES", minimum)
@@ -63,10 +64,74 @@ def test_one_segment_is_drawn_every_time():
 @pytest.mark.parametrize("n, out, message", [
     (1, np.zeros((2, 1)), r"n must be in \[2, 2\*\*32 - 1\]"),
     (2 ** 32, np.zeros((1, 2)), r"n must be in \[2, 2\*\*32 - 1\]"),
-    (3, np.zeros((2, 3), dtype=np.float32), "float64 array of whole rows"),
-    (3, np.zeros(7), "float64 array of whole rows"),
+    (3, np.zeros((2, 3), dtype=np.float32), "float64 or uint8 array of whole rows"),
+    (3, np.zeros((2, 3), dtype=np.int8), "float64 or uint8 array of whole rows"),
+    (3, np.zeros(7), "float64 or uint8 array of whole rows"),
     (3, np.zeros((3, 6))[:, ::2], "contiguous"),
 ])
 def test_bad_arguments_are_refused(n, out, message):
     with pytest.raises((ValueError, BufferError), match=message):
         _resample.draw_counts(0, 1, 0, 1, False, 0, n, out)
+
+
+def test_a_count_beyond_the_limit_is_reported_and_the_state_still_advances():
+    """Every count above `limit` (255 for uint8, lower here to make one happen) makes
+    the kernel say the counts do not fit; the draws still go to the end of the chunk."""
+    ours, theirs = np.random.default_rng(3), np.random.default_rng(3)
+    counts = np.zeros((2, 5), np.uint8)
+    state = ours.bit_generator.state["state"]
+    high, low, has_uint32, uinteger, fits = _resample.draw_counts(
+        state["state"] >> 64, state["state"] & (2 ** 64 - 1), state["inc"] >> 64,
+        state["inc"] & (2 ** 64 - 1), False, 0, 5, counts, limit=1)
+    expected = numpy_counts(theirs, 5, 2)
+    assert not fits and expected.max() > 1
+    assert (high << 64) | low == theirs.bit_generator.state["state"]["state"]
+    assert np.array_equal(counts, expected)  # each below 256: stored, though over the limit
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_chunk_that_does_not_fit_uint8_is_drawn_again_in_float64(monkeypatch, pure):
+    """_drawn falls back to float64 counts of the same draws when _draw_counts says a
+    count did not fit (made to happen here: in practice a segment is drawn a few times,
+    never 256)."""
+    if pure:
+        monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    real = resampling._draw_counts
+    calls = []
+
+    def overflowing(rng, counts):
+        calls.append(counts.dtype)
+        fits = real(rng, counts)
+        return fits and counts.dtype != np.uint8
+
+    monkeypatch.setattr(resampling, "_draw_counts", overflowing)
+    rng, theirs = np.random.default_rng(9), np.random.default_rng(9)
+    counts = resampling._drawn(rng, np.zeros((3, 40), np.uint8))
+    assert counts.dtype == np.float64 and calls == [np.uint8, np.float64]
+    assert np.array_equal(counts, numpy_counts(theirs, 40, 3))
+    assert rng.bit_generator.state == theirs.bit_generator.state
+
+
+def test_the_pure_python_draws_see_a_count_beyond_uint8(monkeypatch):
+    """With n = 300 draws that all land on one segment (a generator made to), the
+    numpy path reports that uint8 cannot hold the count."""
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+
+    class Loaded:
+        bit_generator = np.random.default_rng(0).bit_generator
+
+        @staticmethod
+        def choice(n, size, replace):
+            return np.zeros(size, dtype=np.int64)  # every draw picks segment 0
+
+    assert not resampling._draw_counts(Loaded(), np.zeros((1, 300), np.uint8))
+    assert resampling._draw_counts(Loaded(), np.zeros((1, 300)))
+
+
+def test_bootstrap_counts_stop_drawing_when_the_caller_stops():
+    """Closing the generator early waits for the chunk being drawn ahead, so no thread
+    writes into a buffer that is gone."""
+    chunks = resampling.bootstrap_counts(50_000, 1000, 1)
+    first = next(chunks).copy()
+    chunks.close()
+    assert first.sum(axis=1).tolist() == [50_000] * len(first)

@@ -28,10 +28,12 @@ vectors to each figure's values, and every reduction here is done figure by figu
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import EvalprotoError
@@ -41,8 +43,8 @@ DEFAULT_SEED = 12345
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
 _MIN_RESAMPLES = 16
 """Resamples per chunk at least, so that `counts @ rows` reads the rows once per 16."""
-_MAX_COUNTS = 2 ** 24
-"""Counts per chunk at most (128 MB), however many segments there are."""
+_MAX_COUNTS = 2 ** 27
+"""Counts per chunk at most (128 MB in uint8), however many segments there are."""
 FLOAT32_EXACT = 2 ** 24
 """Whole numbers up to this are exact in float32."""
 MAX_DRAWN = 10 ** 8
@@ -104,39 +106,64 @@ def _resample_chunks(samples: int, n: int) -> Iterator[int]:
 _STATE_BITS = (1 << 64) - 1
 
 
-def _draw_counts(rng: np.random.Generator, counts: np.ndarray) -> None:
-    """Set each row of `counts` (k, n) to how often each segment is drawn by
-    `rng.choice(n, n)`, the rows one resample after another, leaving `rng` where
-    numpy would: by the compiled kernel when the generator is numpy's PCG64 and n is
-    in its 32-bit range, by numpy otherwise."""
+def _draw_counts(rng: np.random.Generator, counts: np.ndarray) -> bool:
+    """Set each row of `counts` (k, n; float64 or uint8) to how often each segment is
+    drawn by `rng.choice(n, n)`, the rows one resample after another, leaving `rng`
+    where numpy would: by the compiled kernel when the generator is numpy's PCG64 and
+    n is in its 32-bit range, by numpy otherwise. Whether every count fits the dtype
+    (a uint8 count above 255 is wrong; in practice a segment is drawn a few times)."""
     k, n = counts.shape
     state = rng.bit_generator.state
     if pure_python() or state["bit_generator"] != "PCG64" or not 2 <= n < 2 ** 32:
+        fits = True
         for row, picks in zip(counts, rng.choice(n, size=(k, n), replace=True)):
-            row[:] = np.bincount(picks, minlength=n)
-        return
+            drawn = np.bincount(picks, minlength=n)
+            fits &= counts.dtype == np.float64 or int(drawn.max(initial=0)) <= 255
+            row[:] = drawn
+        return fits
     position, increment = state["state"]["state"], state["state"]["inc"]
-    high, low, has_uint32, uinteger = compiled("evalproto.stats._resample").draw_counts(
+    high, low, has_uint32, uinteger, fits = compiled("evalproto.stats._resample").draw_counts(
         position >> 64, position & _STATE_BITS, increment >> 64, increment & _STATE_BITS,
         bool(state["has_uint32"]), state["uinteger"], n, counts)
     state["state"]["state"] = (high << 64) | low
     state["has_uint32"], state["uinteger"] = int(has_uint32), uinteger
     rng.bit_generator.state = state
+    return fits
+
+
+def _drawn(rng: np.random.Generator, counts: np.ndarray) -> np.ndarray:
+    """`counts` drawn (see _draw_counts), or, if a count did not fit its uint8, the
+    same draws again in a new float64 array."""
+    state = rng.bit_generator.state
+    if _draw_counts(rng, counts):
+        return counts
+    rng.bit_generator.state = state
+    wide = np.empty(counts.shape)
+    _draw_counts(rng, wide)
+    return wide
 
 
 def bootstrap_counts(n: int, samples: int, seed: Optional[int]) -> Iterator[np.ndarray]:
-    """(k, n) float64 arrays: how often each segment is drawn in each of the next k
-    resamples, from sacrebleu's draws. Each is a view of one buffer that the next
-    overwrites: a new array per chunk was faulted into memory anew each time (on a
-    million segments, 128 MB per 16 resamples, which took longer than the draws)."""
+    """(k, n) arrays: how often each segment is drawn in each of the next k resamples,
+    from sacrebleu's draws; uint8 (float64 for a chunk with a count above 255, see
+    _drawn), so that a chunk holds eight times the resamples. The next chunk is drawn on a thread
+    of its own while the caller works on this one (the compiled draws and the
+    products both release the GIL), into the other of two buffers, which are reused:
+    a new array per chunk was faulted into memory anew each time (on a million
+    segments, 128 MB per 16 resamples, which took longer than the draws). An array is
+    valid until the caller asks for the next."""
     rng = np.random.default_rng(seed)
-    buffer = np.empty((0, n))
-    for k in _resample_chunks(samples, n):
-        if len(buffer) < k:
-            buffer = np.empty((k, n))
-        counts = buffer[:k]
-        _draw_counts(rng, counts)
-        yield counts
+    sizes = list(_resample_chunks(samples, n))
+    if not sizes:
+        return
+    buffers = [np.empty((sizes[0], n), np.uint8) for _ in range(min(2, len(sizes)))]
+    with ThreadPoolExecutor(1, thread_name_prefix="bootstrap-draws") as drawer:
+        drawn = drawer.submit(_drawn, rng, buffers[0][:sizes[0]])
+        for number in range(len(sizes)):
+            counts = drawn.result()
+            if number + 1 < len(sizes):
+                drawn = drawer.submit(_drawn, rng, buffers[(number + 1) % 2][:sizes[number + 1]])
+            yield counts
 
 
 def _exact_in_float32(rows: np.ndarray) -> bool:
@@ -152,27 +179,39 @@ _PRODUCT_BLOCK = 4096
 segments at once as over blocks whose counts and rows stay in cache."""
 
 
-def _product(counts: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """counts @ rows, summed over blocks of segments."""
-    total = counts[:, :_PRODUCT_BLOCK] @ rows[:_PRODUCT_BLOCK]
-    for start in range(_PRODUCT_BLOCK, len(rows), _PRODUCT_BLOCK):
-        total += counts[:, start:start + _PRODUCT_BLOCK] @ rows[start:start + _PRODUCT_BLOCK]
-    return total
+def _products(counts: np.ndarray, systems: Sequence[np.ndarray]) -> List[np.ndarray]:
+    """counts @ rows for each system's rows, over blocks of segments: a block's counts
+    in float64 times the block's rows of every system side by side, one product for
+    all systems (numpy's products are several times faster on 50 columns than on 10)."""
+    k, n = counts.shape
+    widths = [rows.shape[1] for rows in systems]
+    total = np.zeros((k, sum(widths)))
+    block_counts = np.empty((k, min(n, _PRODUCT_BLOCK)))
+    block_rows = np.empty((min(n, _PRODUCT_BLOCK), sum(widths)))
+    for start in range(0, n, _PRODUCT_BLOCK):
+        size = min(n - start, _PRODUCT_BLOCK)
+        np.copyto(block_counts[:, :size], counts[:, start:start + size])
+        np.concatenate([rows[start:start + size] for rows in systems], axis=1,
+                       out=block_rows[:size])
+        total += block_counts[:, :size] @ block_rows[:size]
+    return np.split(total, np.cumsum(widths)[:-1], axis=1)
 
 
 def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[int],
                    dtype: type = np.float64, advance: Advance = _nothing
                    ) -> Iterator[List[np.ndarray]]:
     """The sums of the next chunk of bootstrap resamples of each system's rows (all
-    systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring)."""
+    systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring). numpy's
+    products run on one thread, while the next chunk is drawn on the other core."""
     n = len(systems[0])
     exact = dtype == np.float64 or all(_exact_in_float32(rows) for rows in systems)
     if exact or n * samples > MAX_DRAWN:
-        contiguous = [np.ascontiguousarray(rows, dtype=np.float64) for rows in systems]
-        for counts in bootstrap_counts(n, samples, seed):
-            sums = [_product(counts, rows) for rows in contiguous]
-            yield [total.astype(dtype) for total in sums] if exact else sums
-            advance(len(counts))
+        contiguous = [np.asarray(rows, dtype=np.float64) for rows in systems]
+        with threadpool_limits(1, user_api="blas"):
+            for counts in bootstrap_counts(n, samples, seed):
+                sums = _products(counts, contiguous)
+                yield [total.astype(dtype) for total in sums] if exact else sums
+                advance(len(counts))
         return
     converted = [rows.astype(dtype) for rows in systems]
     rng = np.random.default_rng(seed)
