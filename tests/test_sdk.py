@@ -201,6 +201,30 @@ def test_the_default_batch_scores_item_by_item():
     assert Counting().stats_many([(["r"], "ab"), (["r"], "abc")]).tolist() == [[2.0], [3.0]]
 
 
+def test_items_that_share_a_references_object_are_read_as_they_are():
+    """checked_items checks and strips a references object once for consecutive items
+    of a list that share it; a generator that reuses one list, changing it between
+    items, gets each item's own references."""
+    from evalproto.base.items import checked_items
+
+    shared = [" the cat ", "a cat"]
+    items = [(shared, " x "), (shared, "y"), (["b "], "z"), (shared, "w")]
+    assert [tuple(item) for item in checked_items(items)] == [
+        (("the cat", "a cat"), "x"), (("the cat", "a cat"), "y"), (("b",), "z"),
+        (("the cat", "a cat"), "w")]
+    assert checked_items(items, strip=False)[1].refs == (" the cat ", "a cat")
+
+    def reusing():
+        refs = ["first"]
+        yield refs, "h"
+        refs[0] = "second"
+        yield refs, "h"
+
+    assert [item.refs for item in checked_items(reusing())] == [("first",), ("second",)]
+    with pytest.raises(TypeError, match="segment 2: a reference is of type int"):
+        checked_items([(["a"], "h"), (["a", 3], "h")])
+
+
 @pytest.mark.parametrize("keep_going", [False, True])
 def test_a_failing_score_among_arrived_requests_gets_its_own_error(keep_going):
     requests = io.BytesIO(b"SCORE ||| r ||| fine\nSCORE ||| r ||| bad\nSCORE ||| r ||| ok\n")

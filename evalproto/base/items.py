@@ -56,19 +56,26 @@ _new_item = tuple.__new__
 def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
     """Every (refs, hyp) pair of `items` as `checked_item` makes it. The usual items (a
     pair of a list or tuple of str and a str) take a short way, which matters on
-    millions of segments; anything else takes checked_item's, which explains what is
-    wrong."""
+    millions of segments: in a list, consecutive items with the same references object
+    (each system's item of one segment, as corpus_rows sends them) share one checked
+    tuple (a generator could change the object between its items; a list's items are
+    all made). Anything else takes checked_item's way, which explains what is wrong."""
     checked = []
     append = checked.append
+    shared = type(items) is list
+    last_refs: Any = None
+    last_checked: Tuple[str, ...] = ()
     for index, item in enumerate(items):
         if type(item) in _PAIRS and len(item) == 2:
             refs, hyp = item
+            if type(hyp) is str and refs is last_refs:
+                append(_new_item(Item, (last_checked, hyp.strip() if strip else hyp)))
+                continue
             if (type(hyp) is str and type(refs) in _PAIRS and refs
                     and all(type(ref) is str for ref in refs)):
-                if strip:
-                    append(_new_item(Item, (tuple([ref.strip() for ref in refs]), hyp.strip())))
-                else:
-                    append(_new_item(Item, (tuple(refs), hyp)))
+                last_refs = refs if shared else None
+                last_checked = tuple([ref.strip() for ref in refs]) if strip else tuple(refs)
+                append(_new_item(Item, (last_checked, hyp.strip() if strip else hyp)))
                 continue
         elif isinstance(item, (str, bytes)) or not _is_pair(item):
             raise TypeError(f"segment {index + 1}: expected a (references, hypothesis) pair, "
