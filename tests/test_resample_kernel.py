@@ -48,10 +48,9 @@ def test_the_pure_python_path_counts_the_same(monkeypatch):
     assert compiled.sum(axis=1).tolist() == [3001] * 40
 
 
-@pytest.mark.parametrize("minimum, most", [(1, 3 * 150), (16, 2 ** 27), (5, 7 * 150)])
-def test_chunks_of_any_size_give_one_stream(monkeypatch, minimum, most):
-    monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)
-    monkeypatch.setattr(resampling, "_MIN_RESAMPLES", minimum)
+@pytest.mark.parametrize("chunks, most", [(1000, 3 * 150), (4, 2 ** 27), (1, 7 * 150), (3, 1)])
+def test_chunks_of_any_size_give_one_stream(monkeypatch, chunks, most):
+    monkeypatch.setattr(resampling, "_CHUNKS", chunks)
     monkeypatch.setattr(resampling, "_MAX_COUNTS", most)
     counts = drawn(150, 1000, 12345)
     assert np.array_equal(counts, numpy_counts(np.random.default_rng(12345), 150, 1000))

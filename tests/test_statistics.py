@@ -151,7 +151,7 @@ def test_analysis_usage_errors(args, message):
 
 @pytest.mark.parametrize("samples, n", [(1000, 150), (70, 3), (5, 1)])
 def test_chunked_bootstrap_draws_are_sacrebleus(monkeypatch, samples, n):
-    monkeypatch.setattr(resampling, "_VALUES_PER_CHUNK", 64)  # many small chunks
+    monkeypatch.setattr(resampling, "_MAX_COUNTS", 64)  # many small chunks
     picks = np.random.default_rng(12345).choice(n, size=(samples, n), replace=True)
     expected = np.stack([np.bincount(row, minlength=n) for row in picks])
     counts = np.concatenate([chunk.copy()  # the next chunk overwrites it

@@ -41,10 +41,13 @@ from evalproto.base.errors import EvalprotoError
 DEFAULT_SEED = 12345
 """sacrebleu's default seed for its bootstrap resamples, so that intervals equal its own."""
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
-_MIN_RESAMPLES = 16
-"""Resamples per chunk at least, so that `counts @ rows` reads the rows once per 16."""
 _MAX_COUNTS = 2 ** 27
-"""Counts per chunk at most (128 MB in uint8), however many segments there are."""
+"""Bootstrap counts per chunk at most (128 MB in uint8), however many segments there
+are: each chunk's product copies every system's rows once, so chunks are as large as
+this allows (134 resamples of a million segments)..."""
+_CHUNKS = 4
+"""...but at least this many where there are enough resamples, so that drawing the next
+chunk overlaps the products of this one."""
 FLOAT32_EXACT = 2 ** 24
 """Whole numbers up to this are exact in float32."""
 MAX_DRAWN = 10 ** 8
@@ -94,11 +97,10 @@ def _chunks(samples: int, n: int) -> Iterator[int]:
 
 
 def _resample_chunks(samples: int, n: int) -> Iterator[int]:
-    """Sizes of successive chunks of bootstrap resamples: about 256k counts, but at
-    least _MIN_RESAMPLES and at most _MAX_COUNTS counts (bootstrap draws continue
-    exactly across chunks of any size)."""
-    rows = max(1, min(max(_MIN_RESAMPLES, _VALUES_PER_CHUNK // max(n, 1)),
-                      _MAX_COUNTS // max(n, 1)))
+    """Sizes of successive chunks of bootstrap resamples: a quarter of them (_CHUNKS),
+    but at most _MAX_COUNTS counts (bootstrap draws continue exactly across chunks of
+    any size)."""
+    rows = max(1, min(-(-samples // _CHUNKS), _MAX_COUNTS // max(n, 1)))
     for start in range(0, samples, rows):
         yield min(rows, samples - start)
 
