@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 import sys
 import tempfile
@@ -77,7 +76,7 @@ def _replace(target: str, data: bytes, mode: int) -> None:
             return
         except FileExistsError:
             pass
-        temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+        temporary = f".{name}.{os.urandom(6).hex()}.tmp"
         os.link(source, temporary, dst_dir_fd=folder)
         try:
             os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)

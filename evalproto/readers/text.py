@@ -18,7 +18,6 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
-import msgspec
 import numpy as np
 
 from evalproto.base.errors import InputError
@@ -282,6 +281,8 @@ def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """(line number, object) for every non-empty line of JSON Lines (parsed by msgspec,
     several times faster than the json module on large files). Callers that keep the
     objects read under `paused_gc`."""
+    import msgspec  # here: plain text, the usual input, never needs it
+
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line or line.isspace():  # no copy, unlike strip()
             continue
@@ -360,6 +361,8 @@ def looks_like_json_lines(lines: Sequence[str]) -> bool:
             continue
         if not (line.startswith("{") and line.endswith("}")):
             return False
+        import msgspec  # here: plain text returns at its first line
+
         try:
             if not isinstance(msgspec.json.decode(line), dict):
                 return False

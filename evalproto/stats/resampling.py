@@ -28,12 +28,10 @@ vectors to each figure's values, and every reduction here is done figure by figu
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import EvalprotoError
@@ -148,12 +146,14 @@ def _drawn(rng: np.random.Generator, counts: np.ndarray) -> np.ndarray:
 def bootstrap_counts(n: int, samples: int, seed: Optional[int]) -> Iterator[np.ndarray]:
     """(k, n) arrays: how often each segment is drawn in each of the next k resamples,
     from sacrebleu's draws; uint8 (float64 for a chunk with a count above 255, see
-    _drawn), so that a chunk holds eight times the resamples. The next chunk is drawn on a thread
-    of its own while the caller works on this one (the compiled draws and the
-    products both release the GIL), into the other of two buffers, which are reused:
-    a new array per chunk was faulted into memory anew each time (on a million
-    segments, 128 MB per 16 resamples, which took longer than the draws). An array is
-    valid until the caller asks for the next."""
+    _drawn), so that a chunk holds eight times the resamples of float64. The next
+    chunk is drawn on a thread of its own while the caller works on this one (the
+    compiled draws and numpy's products release the GIL), into the other of two
+    buffers, which are reused: a new array per chunk is faulted into memory anew,
+    which on a million segments took longer than the draws. An array is valid until
+    the caller asks for the next."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a corpus score never needs it
+
     rng = np.random.default_rng(seed)
     sizes = list(_resample_chunks(samples, n))
     if not sizes:
@@ -184,18 +184,22 @@ segments at once as over blocks whose counts and rows stay in cache."""
 def _products(counts: np.ndarray, systems: Sequence[np.ndarray]) -> List[np.ndarray]:
     """counts @ rows for each system's rows, over blocks of segments: a block's counts
     in float64 times the block's rows of every system side by side, one product for
-    all systems (numpy's products are several times faster on 50 columns than on 10)."""
+    all systems (numpy's products are several times faster on 50 columns than on 10),
+    on one BLAS thread: the other core draws the next chunk (see bootstrap_counts)."""
+    from threadpoolctl import threadpool_limits  # here: a corpus score never needs it
+
     k, n = counts.shape
     widths = [rows.shape[1] for rows in systems]
     total = np.zeros((k, sum(widths)))
     block_counts = np.empty((k, min(n, _PRODUCT_BLOCK)))
     block_rows = np.empty((min(n, _PRODUCT_BLOCK), sum(widths)))
-    for start in range(0, n, _PRODUCT_BLOCK):
-        size = min(n - start, _PRODUCT_BLOCK)
-        np.copyto(block_counts[:, :size], counts[:, start:start + size])
-        np.concatenate([rows[start:start + size] for rows in systems], axis=1,
-                       out=block_rows[:size])
-        total += block_counts[:, :size] @ block_rows[:size]
+    with threadpool_limits(1, user_api="blas"):
+        for start in range(0, n, _PRODUCT_BLOCK):
+            size = min(n - start, _PRODUCT_BLOCK)
+            np.copyto(block_counts[:, :size], counts[:, start:start + size])
+            np.concatenate([rows[start:start + size] for rows in systems], axis=1,
+                           out=block_rows[:size])
+            total += block_counts[:, :size] @ block_rows[:size]
     return np.split(total, np.cumsum(widths)[:-1], axis=1)
 
 
@@ -203,17 +207,15 @@ def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[i
                    dtype: type = np.float64, advance: Advance = _nothing
                    ) -> Iterator[List[np.ndarray]]:
     """The sums of the next chunk of bootstrap resamples of each system's rows (all
-    systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring). numpy's
-    products run on one thread, while the next chunk is drawn on the other core."""
+    systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring)."""
     n = len(systems[0])
     exact = dtype == np.float64 or all(_exact_in_float32(rows) for rows in systems)
     if exact or n * samples > MAX_DRAWN:
-        contiguous = [np.asarray(rows, dtype=np.float64) for rows in systems]
-        with threadpool_limits(1, user_api="blas"):
-            for counts in bootstrap_counts(n, samples, seed):
-                sums = _products(counts, contiguous)
-                yield [total.astype(dtype) for total in sums] if exact else sums
-                advance(len(counts))
+        converted = [np.asarray(rows, dtype=np.float64) for rows in systems]
+        for counts in bootstrap_counts(n, samples, seed):
+            sums = _products(counts, converted)
+            yield [total.astype(dtype) for total in sums] if exact else sums
+            advance(len(counts))
         return
     converted = [rows.astype(dtype) for rows in systems]
     rng = np.random.default_rng(seed)
