@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 #include <string>
 #include <system_error>
@@ -145,10 +146,11 @@ bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRe
 }
 
 // Threads for a kernel over `segments` segments: one per CPU this process may run on,
-// at most MAX_THREADS, with at least MIN_SEGMENTS_PER_THREAD segments each (a thread
-// costs tens of microseconds to start; a segment, a few).
-constexpr size_t MAX_THREADS = 8;
+// at most thread_limit (set_threads), with at least MIN_SEGMENTS_PER_THREAD segments
+// each (a thread costs tens of microseconds to start; a segment, a few).
+constexpr long MAX_THREADS = 8;
 constexpr size_t MIN_SEGMENTS_PER_THREAD = 64;
+std::atomic<size_t> thread_limit{MAX_THREADS};
 
 size_t kernel_threads(size_t segments) {
     size_t usable = std::max(1u, std::thread::hardware_concurrency());
@@ -156,7 +158,17 @@ size_t kernel_threads(size_t segments) {
     cpu_set_t cpus;  // those this process may run on (taskset, a container's cpuset)
     if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) usable = static_cast<size_t>(CPU_COUNT(&cpus));
 #endif
-    return std::max<size_t>(1, std::min({usable, MAX_THREADS, segments / MIN_SEGMENTS_PER_THREAD}));
+    return std::max<size_t>(1, std::min({usable, thread_limit.load(), segments / MIN_SEGMENTS_PER_THREAD}));
+}
+
+PyObject* set_threads(PyObject*, PyObject* arg) {
+    const long threads = PyLong_AsLong(arg);
+    if (threads == -1 && PyErr_Occurred()) return nullptr;
+    if (threads < 1 || threads > MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "threads must be in [1, %ld], not %ld", MAX_THREADS, threads);
+        return nullptr;
+    }
+    return PyLong_FromSize_t(thread_limit.exchange(static_cast<size_t>(threads)));
 }
 
 // Runs `kernel(out, begin, end)` without the GIL into a new bytearray of rows x width
@@ -352,6 +364,10 @@ PyMethodDef methods[] = {
      "ter_rows(hyps, refs) -> bytearray\n\nTER statistics per segment, float64 rows of\n"
      "[edits, avg_ref_len]. Each hypothesis and reference is tokenized already: a str\n"
      "split on whitespace, or a list of words."},
+    {"set_threads", set_threads, METH_O,
+     "set_threads(n) -> int\n\nThe most threads a kernel call runs on from now on (1 to 8;\n"
+     "8 at first, and never more than the CPUs the process may use); returns the last\n"
+     "setting. A -j copy runs on one: the copies are the threads."},
     {"tokenize_13a", tokenize_13a, METH_O,
      "tokenize_13a(line) -> str\n\nThe BLEU kernel's 13a tokens of a line, joined by spaces,\n"
      "as sacrebleu's Tokenizer13a()(line.rstrip()) (for tests)."},

@@ -583,6 +583,23 @@ def test_a_batch_split_across_threads_gives_each_segments_own_rows():
         assert len(hyps) >= 600 and np.array_equal(whole, alone)
 
 
+def test_the_thread_limit_is_set_checked_and_changes_no_row():
+    hyps = [f"a b c {i % 7}" for i in range(2000)]
+    refs = [[f"a c b {i % 5}", "c"] for i in range(2000)]
+    threaded = as_rows(_native.bleu_rows(hyps, refs, 4, "13a"), 10)
+    previous = _native.set_threads(1)
+    try:
+        assert _native.set_threads(1) == 1
+        assert np.array_equal(as_rows(_native.bleu_rows(hyps, refs, 4, "13a"), 10), threaded)
+        for bad in (0, 9, -1):
+            with pytest.raises(ValueError, match=r"threads must be in \[1, 8\]"):
+                _native.set_threads(bad)
+        with pytest.raises(TypeError):
+            _native.set_threads("2")
+    finally:
+        _native.set_threads(previous)
+
+
 def test_a_bad_item_deep_in_a_large_batch_is_named():
     hyps, refs = ["a"] * 5000, [["a"]] * 5000
     refs[4321] = ["a", b"b"]

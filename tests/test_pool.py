@@ -61,3 +61,19 @@ def test_stats_files_are_the_same_with_jobs(tmp_path):
         assert result.exit_code == 0, result.output
     one, two = ((tmp_path / name).read_text() for name in ("one", "two"))
     assert one == two
+
+
+def test_a_pool_worker_runs_its_kernels_on_one_thread(monkeypatch):
+    """-j N copies are N processes already: each copy's kernel calls take one thread."""
+    from evalproto.evaluators import _native
+    from evalproto.sources import pool
+    from evalproto.sources.specs import MetricSpec
+
+    monkeypatch.setattr(pool, "ignore_interrupts", lambda: None)  # this is no worker
+    previous = _native.set_threads(8)
+    try:
+        pool._start_worker(MetricSpec("in-process", "bleu"))
+        assert _native.set_threads(8) == 1
+    finally:
+        _native.set_threads(previous)
+        monkeypatch.setattr(pool, "_WORKER_SOURCE", None)

@@ -36,3 +36,14 @@ def compiled(module: str) -> ModuleType:
             "with a C++ compiler present (on Debian: apt-get install g++ python3-dev), "
             "e.g. pip install -e . in the source tree; or set EVALPROTO_PURE_PYTHON=1 to "
             "use the slower pure-Python code.") from None
+
+
+def one_kernel_thread() -> None:
+    """Run each call of the BLEU, chrF and TER kernels on one thread (by default a large
+    batch is split over every usable CPU): in a -j copy, where N copies are already N
+    processes. Nothing to do without the kernels, or with EVALPROTO_PURE_PYTHON=1."""
+    try:
+        native = importlib.import_module("evalproto.evaluators._native")
+    except ImportError:
+        return
+    native.set_threads(1)

@@ -16,6 +16,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.base.compiled import one_kernel_thread
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.items import Item
 from evalproto.base.processes import ignore_interrupts, signals_held_for_workers
@@ -33,6 +34,7 @@ _DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_sco
 def _start_worker(spec: MetricSpec) -> None:
     global _WORKER_SOURCE
     ignore_interrupts()
+    one_kernel_thread()  # the copies are the threads
     _WORKER_SOURCE = spec.build(None)
 
 
