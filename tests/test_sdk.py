@@ -223,6 +223,9 @@ def test_items_that_share_a_references_object_are_read_as_they_are():
     assert [item.refs for item in checked_items(reusing())] == [("first",), ("second",)]
     with pytest.raises(TypeError, match="segment 2: a reference is of type int"):
         checked_items([(["a"], "h"), (["a", 3], "h")])
+    for items in ([(None, "h")], iter([(None, "h")])):  # None is no shared references
+        with pytest.raises(TypeError, match="segment 1: "):
+            checked_items(items)
 
 
 @pytest.mark.parametrize("keep_going", [False, True])

@@ -51,6 +51,7 @@ def checked_item(refs: Any, hyp: Any, index: int = 0, strip: bool = True) -> Ite
 
 _PAIRS = (tuple, list, Item)
 _new_item = tuple.__new__
+_NOTHING = object()  # no item's references
 
 
 def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
@@ -63,7 +64,7 @@ def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
     checked = []
     append = checked.append
     shared = type(items) is list
-    last_refs: Any = None
+    last_refs: Any = _NOTHING
     last_checked: Tuple[str, ...] = ()
     for index, item in enumerate(items):
         if type(item) in _PAIRS and len(item) == 2:
@@ -73,7 +74,7 @@ def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
                 continue
             if (type(hyp) is str and type(refs) in _PAIRS and refs
                     and all(type(ref) is str for ref in refs)):
-                last_refs = refs if shared else None
+                last_refs = refs if shared else _NOTHING
                 last_checked = tuple([ref.strip() for ref in refs]) if strip else tuple(refs)
                 append(_new_item(Item, (last_checked, hyp.strip() if strip else hyp)))
                 continue
