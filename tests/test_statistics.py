@@ -266,3 +266,17 @@ def test_column_sums_add_row_after_row_as_sacrebleu_does():
         rows = np.column_stack([thirds] * width)
         assert column_sums(rows).tolist() == [expected] * width
         assert column_sums(np.asfortranarray(rows)).tolist() == [expected] * width
+
+
+def test_one_product_for_all_systems_equals_each_systems_own_on_whole_quarters():
+    """The systems share one product only where every sum is exact: there it equals
+    each system's own product, bit for bit; thirds are not taken as exact."""
+    rng = np.random.default_rng(4)
+    systems = [rng.integers(0, 400, size=(9000, 10)) / 4 for _ in range(3)]
+    counts = rng.integers(0, 5, size=(7, 9000)).astype(np.uint8)
+    together = resampling._products(counts, systems, together=True)
+    alone = resampling._products(counts, systems, together=False)
+    assert all(np.array_equal(a, b) for a, b in zip(together, alone))
+    assert all(resampling._whole_quarters(rows) for rows in systems)
+    assert not resampling._whole_quarters(systems[0][:, :3] / 3 + 1 / 3)
+    assert not resampling._whole_quarters(np.full((4, 1), 2.0 ** 52))
