@@ -123,8 +123,8 @@ PyObject* draw_counts(PyObject*, PyObject* args, PyObject* kwargs) {
                                           "of whole rows of n counts");
         return nullptr;
     }
-    if (doubles) limit = UINT32_MAX;  // a count is at most n, and exact in a double
-    limit = std::min<unsigned long>(limit, bytes ? UINT8_MAX : UINT32_MAX);
+    // A count is at most n, exact in a double; a uint8 holds up to 255.
+    limit = doubles ? UINT32_MAX : std::min<unsigned long>(limit, UINT8_MAX);
     const Py_ssize_t rows = view.len / view.itemsize / n;
     Pcg64 generator{make_u128(state_high, state_low), make_u128(inc_high, inc_low),
                     has_uint32 != 0, static_cast<uint32_t>(uinteger)};

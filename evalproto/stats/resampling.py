@@ -48,6 +48,8 @@ _CHUNKS = 4
 chunk overlaps the products of this one."""
 FLOAT32_EXACT = 2 ** 24
 """Whole numbers up to this are exact in float32."""
+FLOAT64_EXACT = 2.0 ** 53
+"""Whole numbers up to this are exact in float64."""
 MAX_DRAWN = 10 ** 8
 """The most row gathers per system spent on sums in sacrebleu's draw order (see the
 docstring)."""
@@ -168,25 +170,18 @@ def bootstrap_counts(n: int, samples: int, seed: Optional[int]) -> Iterator[np.n
             yield counts
 
 
-def _exact_in_float32(rows: np.ndarray) -> bool:
-    """Whether every sum of up to len(rows) rows is exact in float32: the statistics are
-    multiples of 1/4, and n times the largest of a column, in quarters, is below 2^24."""
+def _exact_sums(rows: np.ndarray, whole_limit: float) -> bool:
+    """Whether every sum of up to len(rows) rows is exact in a float type whose whole
+    numbers are exact up to `whole_limit` (and so the same in any order): the statistics
+    are multiples of 1/4, and n times the largest of a column, in quarters, is below it."""
     quarters = rows * 4
     return bool(np.array_equal(quarters, np.round(quarters))) and \
-        len(rows) * float(np.abs(quarters).max(initial=0)) < FLOAT32_EXACT
+        len(rows) * float(np.abs(quarters).max(initial=0)) < whole_limit
 
 
 _PRODUCT_BLOCK = 4096
 """Segments per block of `counts @ rows`: OpenBLAS took twice as long over a million
 segments at once as over blocks whose counts and rows stay in cache."""
-
-
-def _whole_quarters(rows: np.ndarray) -> bool:
-    """Whether every sum of up to len(rows) rows is exact in float64, so that it is the
-    same in any order: multiples of 1/4 whose n-fold largest, in quarters, is below 2^53."""
-    quarters = rows * 4
-    return bool(np.array_equal(quarters, np.round(quarters))) and \
-        len(rows) * float(np.abs(quarters).max(initial=0)) < 2.0 ** 53
 
 
 def _products(counts: np.ndarray, systems: Sequence[np.ndarray], together: bool
@@ -228,11 +223,11 @@ def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[i
     """The sums of the next chunk of bootstrap resamples of each system's rows (all
     systems drawn alike), in `dtype` as sacrebleu sums them (see the docstring)."""
     n = len(systems[0])
-    in_float32 = dtype != np.float64 and all(_exact_in_float32(rows) for rows in systems)
+    in_float32 = dtype != np.float64 and all(_exact_sums(rows, FLOAT32_EXACT) for rows in systems)
     exact = dtype == np.float64 or in_float32
     if exact or n * samples > MAX_DRAWN:
         converted = [np.asarray(rows, dtype=np.float64) for rows in systems]
-        together = in_float32 or all(_whole_quarters(rows) for rows in converted)
+        together = in_float32 or all(_exact_sums(rows, FLOAT64_EXACT) for rows in converted)
         for counts in bootstrap_counts(n, samples, seed):
             sums = _products(counts, converted, together)
             yield [total.astype(dtype) for total in sums] if exact else sums
