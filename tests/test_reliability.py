@@ -149,6 +149,35 @@ def test_ctrl_c_while_workers_start_is_acted_on_once_they_have():
     assert_all_end(lambda: group_members(job.pid))
 
 
+CTRL_C_IN_A_WEAKREF_CALLBACK = """
+import signal, time, weakref
+from evalproto.cli.launch import Interrupted, catch_signals
+
+class Thing:
+    pass
+
+catch_signals()
+thing = Thing()
+# The handler runs, and raises, inside the callback, where Python drops what is raised:
+# as when the signal comes while an import releases its module lock.
+ref = weakref.ref(thing, lambda ref: signal.raise_signal(signal.SIGINT))
+try:
+    del thing
+    time.sleep(30)
+    print("went on")
+except Interrupted:
+    print("interrupted")
+"""
+
+
+def test_ctrl_c_dropped_where_python_cannot_raise_is_raised_again():
+    """CI once caught the job's Ctrl-C arriving as an import released its lock: the
+    interrupt was dropped with an "Exception ignored" trace and the run waited on."""
+    job = subprocess.run([sys.executable, "-c", CTRL_C_IN_A_WEAKREF_CALLBACK],
+                         capture_output=True, timeout=60)
+    assert (job.returncode, job.stdout, job.stderr) == (0, b"interrupted\n", b"")
+
+
 def assert_all_end(running: Callable[[], List[int]], seconds: float = 20.0) -> None:
     """Wait until `running()` lists no process."""
     deadline = time.monotonic() + seconds

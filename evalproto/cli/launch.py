@@ -19,8 +19,10 @@ import os
 import shlex
 import signal
 import sys
+import time
 import warnings
-from typing import Sequence
+from types import CodeType, FrameType
+from typing import Any, Optional, Sequence
 
 from evalproto.cli import pipes
 from evalproto.cli.words import METRIC_FLAGS, option_values
@@ -54,8 +56,7 @@ def main() -> None:
     """Run the `evalproto` command. Ctrl-C or SIGTERM at any moment, imports included,
     ends it with one "Aborted!" line and exit status 1: the first signal interrupts,
     and further ones are ignored while the run cleans up after itself."""
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
+    catch_signals()
     warnings.showwarning = _show_warning
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is shown escaped
         stream.reconfigure(errors="backslashreplace")
@@ -91,10 +92,52 @@ class Interrupted(BaseException):
     temporary files removed) up to `main`, which prints the one line."""
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+_interrupting = False  # an Interrupted is unwinding: later signals are ignored
+
+
+def catch_signals() -> None:
+    """Turn Ctrl-C and SIGTERM into `Interrupted`, never lost on the way (below)."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    sys.unraisablehook = _raise_again_if_interrupted
+
+
+def _interrupt(signum: int, frame: Optional[FrameType]) -> None:
+    global _interrupting
+    if _interrupting or _called_from(frame, _raise_again_if_interrupted.__code__):
+        return  # in the hook, what is raised is lost for good: its thread signals again
+    _interrupting = True
     raise Interrupted()
+
+
+def _raise_again_if_interrupted(unraisable: Any) -> None:
+    """Python runs a signal handler wherever the main thread is, and some places drop
+    what it raises with an "Exception ignored" trace: a weak reference's callback (one
+    runs in every import), a `__del__`. The run would go on as if no signal had come,
+    deaf to any other. Dropped there, the interrupt is sent again from a thread until
+    the handler raises it somewhere else (a real signal, so that it also ends a wait
+    for an evaluator's reply)."""
+    global _interrupting
+    if not isinstance(unraisable.exc_value, Interrupted):
+        sys.__unraisablehook__(unraisable)
+        return
+    import threading
+
+    _interrupting = False
+    threading.Thread(target=_signal_until_raised, args=(threading.main_thread().ident,),
+                     daemon=True).start()
+
+
+def _signal_until_raised(main_thread: int) -> None:
+    while not _interrupting:
+        signal.pthread_kill(main_thread, signal.SIGINT)
+        time.sleep(0.05)
+
+
+def _called_from(frame: Optional[FrameType], code: CodeType) -> bool:
+    while frame is not None and frame.f_code is not code:
+        frame = frame.f_back
+    return frame is not None
 
 
 def _show_warning(message: Warning | str, category: type, filename: str, lineno: int,
