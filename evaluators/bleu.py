@@ -160,9 +160,13 @@ class BLEU(CountsEvaluator):
 
     def input_warnings(self, hyps: Sequence[str]) -> List[str]:
         """sacrebleu's check for text that was not detokenized: at least 100 hypotheses
-        that end in " ." (unless --force)."""
-        tokenized = sum(hyp.endswith(" .") for hyp in hyps)
-        if self.force or tokenized < TOKENIZED_LINES:
+        that end in " ." (unless --force). A text file's lines count it from their bytes."""
+        if self.force:
+            return []
+        count_endings = getattr(hyps, "count_endings", None)
+        tokenized = (count_endings(" .") if count_endings
+                     else sum(hyp.endswith(" .") for hyp in hyps))
+        if tokenized < TOKENIZED_LINES:
             return []
         return [f"{tokenized} of {len(hyps)} lines end in a tokenized period (' .'): it "
                 f"looks like you forgot to detokenize, which may hurt BLEU (sacrebleu's "

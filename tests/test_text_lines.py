@@ -9,6 +9,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, run_cli
 from evalproto.base.errors import InputError
@@ -100,3 +102,24 @@ def test_segment_numbers_are_the_line_numbers_as_str():
     assert list(numbers) == ["11", "12", "13", "14", "15"] == numbers
     assert (numbers[0], numbers[-1], numbers[1:3], len(numbers)) == ("11", "15", ["12", "13"], 5)
     assert numbers == SegmentNumbers(5, 11) and numbers != SegmentNumbers(5)
+
+
+@pytest.mark.parametrize("suffix", [" .", ".", "ü", "\u00a0nbsp", "", " ", "inside\u0085too",
+                                    "line"])
+def test_counted_endings_are_those_of_the_lines(lines, suffix):
+    ours, expected = lines
+    assert ours.count_endings(suffix) == sum(line.endswith(suffix) for line in expected)
+
+
+@given(st.lists(st.text(st.sampled_from("a .\u3002\u00a0\t\r\u2028\u0085ü"), max_size=6),
+                max_size=30),
+       st.sampled_from([" .", ".", "\u3002", " \u3002", "ü.", "a"]))
+@settings(max_examples=300, deadline=None)
+def test_counted_endings_of_any_text_in_any_block(tmp_path_factory, texts, suffix):
+    path = tmp_path_factory.mktemp("endings") / "text"
+    path.write_text("\n".join(texts), encoding="utf-8")
+    expected = read_lines(str(path))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "_COUNTED_LINES", 4)
+        assert text._lines_of(str(path)).count_endings(suffix) == sum(
+            line.endswith(suffix) for line in expected)
