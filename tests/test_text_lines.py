@@ -123,3 +123,22 @@ def test_counted_endings_of_any_text_in_any_block(tmp_path_factory, texts, suffi
         patch.setattr(text, "_COUNTED_LINES", 4)
         assert text._lines_of(str(path)).count_endings(suffix) == sum(
             line.endswith(suffix) for line in expected)
+
+
+@pytest.mark.parametrize("content, too_long", [
+    (b"12345678\n12345678", None), (b"1\n123456789\n1\n", 2), (b"12\n\n3\n" + b"x" * 20, 4),
+    (b"x" * 9, 1), (b"1\n" * 30 + b"123456789", 31), (b"1234567\n" * 5, None)])
+def test_a_regular_file_and_a_stream_refuse_the_same_long_line(tmp_path, monkeypatch,
+                                                               content, too_long):
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 8)
+    monkeypatch.setattr(text, "_READ_BYTES", 3)
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(content)
+    packed = tmp_path / "packed.txt.gz"
+    packed.write_bytes(gzip.compress(content))
+    for path in (plain, packed):
+        if too_long is None:
+            assert text.read_bytes(str(path)) == content
+        else:
+            with pytest.raises(InputError, match=f"{path}: line {too_long} is longer than 0 MiB"):
+                text.read_bytes(str(path))

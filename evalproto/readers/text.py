@@ -78,8 +78,14 @@ def _opened(path: str) -> BinaryIO:
 
 
 def _bounded(path: str, stream: BinaryIO, most: Optional[int] = None) -> bytes:
-    """Everything (or `most` bytes) that `stream` gives, read a megabyte at a time; a
-    line longer than MAX_LINE_BYTES is an error that names it."""
+    """Everything (or `most` bytes) that `stream` gives; a line longer than
+    MAX_LINE_BYTES is an error that names it. A regular file, whose size bounds what it
+    holds, is read at once and checked after; anything else (gzip, a pipe) a megabyte
+    at a time, and checked as it comes."""
+    if most is None and _is_regular_file(stream):
+        data = stream.read()
+        _check_line_lengths(path, data)
+        return data
     pieces: List[bytes] = []
     line_length = 0  # bytes since the last line end
     lines = 0
@@ -96,14 +102,38 @@ def _bounded(path: str, stream: BinaryIO, most: Optional[int] = None) -> bytes:
         else:
             line_length += first
         if line_length > MAX_LINE_BYTES:
-            raise InputError(f"{path}: line {lines + 1} is longer than "
-                             f"{MAX_LINE_BYTES >> 20} MiB; expected text with one segment or "
-                             f"record per line")
+            raise _too_long(path, lines + 1)
         if first >= 0:
             lines += piece.count(b"\n")
             line_length = len(piece) - piece.rindex(b"\n") - 1
         pieces.append(piece)
     return b"".join(pieces)
+
+
+def _is_regular_file(stream: BinaryIO) -> bool:
+    """Whether `stream` reads a regular file as it is (not through gzip)."""
+    try:
+        return isinstance(stream, io.BufferedReader) and stat.S_ISREG(
+            os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError):  # no file behind it (a test's stdin)
+        return False
+
+
+def _check_line_lengths(path: str, data: bytes) -> None:
+    """An InputError naming the first line of `data` longer than MAX_LINE_BYTES. Each
+    step looks for the last line end within MAX_LINE_BYTES of a line's start, and
+    starts again after it."""
+    start = 0
+    while len(data) - start > MAX_LINE_BYTES:
+        end = data.rfind(b"\n", start, start + MAX_LINE_BYTES + 1)
+        if end < 0:
+            raise _too_long(path, data.count(b"\n", 0, start) + 1)
+        start = end + 1
+
+
+def _too_long(path: str, line: int) -> InputError:
+    return InputError(f"{path}: line {line} is longer than {MAX_LINE_BYTES >> 20} MiB; "
+                      f"expected text with one segment or record per line")
 
 
 def is_plain(path: str, data: bytes) -> bool:
