@@ -517,11 +517,12 @@ double to_double(std::string_view digits) {
     return value;
 #else
     const std::string text(digits);
+    const PyGILState_STATE state = PyGILState_Ensure();  // event_columns released it
     const double value = PyOS_string_to_double(text.c_str(), nullptr, nullptr);
-    if (value == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        throw Declined();
-    }
+    const bool failed = value == -1.0 && PyErr_Occurred();
+    if (failed) PyErr_Clear();
+    PyGILState_Release(state);
+    if (failed) throw Declined();
     return value;
 #endif
 }
@@ -733,6 +734,10 @@ PyObject* event_columns(PyObject*, PyObject* args) {
     std::string name;
     KeyHasher user_hash, message_hash, token_hash;
     size_t previous = SIZE_MAX;  // the last selected event
+    bool declined = false;
+    // The parse touches no Python object (the caller holds `log`), so other threads
+    // run meanwhile: log_stats reads the next chunks while it turns this one into rows.
+    Py_BEGIN_ALLOW_THREADS
     try {
         for (const char* line = data; line < stop;) {
             const char* end = static_cast<const char*>(std::memchr(line, '\n', stop - line));
@@ -762,8 +767,10 @@ PyObject* event_columns(PyObject*, PyObject* args) {
             logps.push_back(event.logp);
         }
     } catch (const Declined&) {
-        Py_RETURN_NONE;
+        declined = true;
     }
+    Py_END_ALLOW_THREADS
+    if (declined) Py_RETURN_NONE;
     const size_t n = users.size();
     KeyObjects objects;
     PyObject* user_list = PyList_New(static_cast<Py_ssize_t>(n));
