@@ -4,7 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from evalproto.base.errors import InputError
 from evalproto.base.numerals import format_number, format_numbers
 from evalproto.wire.protocol import (
     EvalRequest,
@@ -15,6 +18,7 @@ from evalproto.wire.protocol import (
     format_eval_request,
     format_rows,
     format_score_request,
+    format_score_requests,
     parse_numbers,
     parse_request,
     parse_rows,
@@ -137,6 +141,24 @@ def test_score_request_refuses_text_that_would_desynchronize_the_stream():
         format_score_request(["line one\nline two"], "hyp")
     with pytest.raises(ValueError, match=r"'\|\|\|'"):
         format_score_request(["ref"], "a ||| b")
+
+
+@given(st.lists(st.tuples(st.lists(st.text("a |\n", max_size=6), max_size=3),
+                          st.text("a |\n", max_size=6)), max_size=8))
+@settings(max_examples=500, deadline=None)
+def test_score_requests_in_bulk_are_made_and_refused_as_one_by_one(items):
+    expected, refused = [], None
+    for index, (refs, hyp) in enumerate(items):
+        try:
+            expected.append(format_score_request(refs, hyp))
+        except ValueError as exc:
+            refused = refused or (index, str(exc))
+    if refused is None:
+        assert format_score_requests(items) == expected
+    else:
+        with pytest.raises(InputError) as raised:
+            format_score_requests(items)
+        assert (raised.value.item, raised.value.problem) == refused
 
 
 def test_eval_request_round_trips():

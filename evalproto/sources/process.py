@@ -34,7 +34,7 @@ from evalproto.wire.protocol import (
     RequestError,
     arrived_lines,
     format_eval_request,
-    format_score_request,
+    format_score_requests,
     parse_numbers,
     parse_rows,
 )
@@ -44,6 +44,7 @@ DEFAULT_TIMEOUT = 120.0
 INFO_WAIT = 10.0
 """The longest wait for the reply to INFO before scoring goes on without it."""
 _STDERR_TAIL_BYTES = 2000
+_WRITTEN_LINES = 256  # requests encoded and written together
 _EXIT_GRACE_SECONDS = 5.0
 _ASKED, _LATE, _DESCRIBED, _UNDESCRIBED = "asked", "late", "described", "undescribed"
 
@@ -208,16 +209,13 @@ class EvaluatorProcess(ClosedOnExit):
         """One row per item; requests are pipelined, replies checked in order. The
         protocol strips whitespace around every field, so a text that must keep it
         (`strip` false) and has it cannot be sent, and is refused."""
-        lines = []
-        for index, (refs, hyp) in enumerate(checked_items(items, strip)):
-            if not strip and any(text != text.strip() for text in (*refs, hyp)):
-                raise InputError("a text with whitespace at an end cannot be sent over the "
-                                 "protocol, which strips it", index)
-            try:
-                lines.append(format_score_request(refs, hyp))
-            except ValueError as exc:
-                raise InputError(str(exc), index) from None
-        return self._rows(*self._pipelined(lines, "SCORE"), "SCORE")
+        items = checked_items(items, strip)
+        if not strip:
+            for index, (refs, hyp) in enumerate(items):
+                if any(text != text.strip() for text in (*refs, hyp)):
+                    raise InputError("a text with whitespace at an end cannot be sent over "
+                                     "the protocol, which strips it", index)
+        return self._rows(*self._pipelined(format_score_requests(items), "SCORE"), "SCORE")
 
     def score(self, vector: Sequence[float]) -> float:
         """EVAL one summed vector."""
@@ -308,9 +306,10 @@ class EvaluatorProcess(ClosedOnExit):
         """Send request lines; a dead evaluator is reported by the reply reader."""
         stdin = self._process.stdin
         try:
-            for line in lines:
-                stdin.write(line.encode("utf-8"))
-                self._sent += 1
+            for start in range(0, len(lines), _WRITTEN_LINES):
+                block = lines[start:start + _WRITTEN_LINES]
+                stdin.write("".join(block).encode("utf-8"))
+                self._sent += len(block)
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
             pass

@@ -14,6 +14,7 @@ from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from evalproto.base.compiled import compiled, pure_python
+from evalproto.base.errors import InputError
 from evalproto.base.items import Item
 from evalproto.base.numerals import format_numbers, parse_number, shorten
 
@@ -172,6 +173,26 @@ def format_score_request(refs: Sequence[str], hyp: str) -> str:
     if not refs:
         raise ValueError("SCORE needs at least one reference")
     return f" {SEPARATOR} ".join(("SCORE", *refs, hyp)) + "\n"
+
+
+def format_score_requests(items: Sequence[Item]) -> List[str]:
+    """The SCORE line of each (refs, hyp) item, made in bulk and checked together: a
+    text with a newline or a separator adds one to the lines' count (our separators
+    stand between spaces, so a text's "|||" cannot merge with one; an item without
+    references has one separator too few). Only then is each
+    item checked, to name the first that cannot be sent (an InputError whose `item`
+    is its index)."""
+    spaced = f" {SEPARATOR} "
+    lines = [f"SCORE{spaced}{spaced.join(refs)}{spaced}{hyp}\n" for refs, hyp in items]
+    block = "".join(lines)
+    separators = sum([len(refs) + 1 for refs, _ in items])
+    if block.count("\n") != len(lines) or block.count(SEPARATOR) != separators:
+        for index, (refs, hyp) in enumerate(items):
+            try:
+                format_score_request(refs, hyp)
+            except ValueError as exc:
+                raise InputError(str(exc), index) from None
+    return lines
 
 
 def format_eval_request(vector: Iterable[float]) -> str:
