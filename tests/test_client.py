@@ -8,13 +8,15 @@ import numpy as np
 import pytest
 
 from conftest import (
-    DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, read_lines, run_cli, script,
+    DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, read_lines, refusing, run_cli, script,
     wait_for_file,
 )
 from evalproto import EvaluatorError, EvaluatorProcess, InputError
 from evalproto.sources import process as client
 from evalproto.base.errors import EvaluatorWarning
 from evalproto.evaluators.bleu import BLEU
+from evalproto.readers.text import SegmentReferences
+from evalproto.sources.base import corpus_rows
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]
 
@@ -127,6 +129,26 @@ def test_text_that_would_desynchronize_the_stream_is_refused_before_sending(tmp_
         with pytest.raises(InputError, match="contains a newline"):
             process.stats_many([(["two\nlines"], "hyp")])
         assert process.stats_many(ITEMS).shape == (3, 3)
+
+
+def test_chunks_in_flight_give_the_rows_in_order_and_the_first_failure(tmp_path):
+    """corpus_rows sends the next chunk (of 50 items at first, then more) while the evaluator
+    scores the last one: the rows come back in order, and of two failures in chunks in
+    flight together, the earlier segment's is the one reported, whether it is the
+    evaluator's (an ERROR reply) or ours (a text that cannot be sent)."""
+    refs = SegmentReferences([read_lines(path) for path in DE_EN_REFS])
+    hyps = read_lines(DE_EN_HYP)
+    with EvaluatorProcess([script("bleu-evaluator")], timeout=10) as process:
+        rows = corpus_rows(process, refs, {"sys": hyps})["sys"]
+    assert np.array_equal(rows, BLEU().stats_many(list(zip(refs, hyps))))
+    for refused, unsendable, reported in ((60, 120, "segment 60 of sys"),
+                                          (120, 60, "segment 60 of sys")):
+        bad = list(hyps)
+        bad[refused - 1], bad[unsendable - 1] = "BAD", "a ||| b"
+        with pytest.raises((EvaluatorError, InputError)) as caught:
+            with EvaluatorProcess(refusing(tmp_path), timeout=10) as process:
+                corpus_rows(process, refs, {"sys": bad})
+        assert str(caught.value).startswith(reported)
 
 
 def test_corpus_score_reports_the_fault_without_a_traceback(tmp_path):

@@ -5,7 +5,8 @@ cluster's workers."""
 from __future__ import annotations
 
 import time
-from typing import Dict, Optional, Protocol, Sequence, Tuple
+from collections import deque
+from typing import Callable, Deque, Dict, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
@@ -40,47 +41,85 @@ class StatsSource(Protocol):
     def for_sentences(self) -> StatsSource: ...
 
 
+Sender = Callable[[Sequence[Item], bool], Callable[[], np.ndarray]]
+"""A source's `stats_later`: it takes (items, strip) and returns the function that
+gives their rows."""
+
+
 def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
                 systems: Dict[str, Sequence[str]], progress: Progress = QUIET,
                 first_segment: int = 1, label: str = "", strip: bool = True
                 ) -> Dict[str, np.ndarray]:
     """Every system's rows from one source. Items go segment by segment across the
     systems, so an evaluator's reference cache is hit by each system in turn, and in
-    chunks, so that progress moves and only a chunk's texts are decoded at a time. A
-    failure on one item is reported as the segment (numbered from `first_segment`) of
-    the system it came from."""
+    chunks, so that progress moves and only a chunk's texts are decoded at a time; the
+    next chunk is made while an evaluator command scores the last one (`stats_later`).
+    A failure on one item is reported as the segment (numbered from `first_segment`)
+    of the system it came from, failures in the order of the segments."""
     names = list(systems)
     segments = len(refs)
     phase = progress.start(f"scoring {label}".strip(), segments * len(names))
+    later: Optional[Sender] = getattr(source, "stats_later", None)
+    send = later or _at_once(source)
+    ahead = 1 if later else 0  # chunks sent before the rows of one are due
+    in_flight: Deque[Tuple[int, int, float, Callable[[], np.ndarray]]] = deque()
     found: Dict[str, np.ndarray] = {}
     start, size = 0, FIRST_CHUNK_ITEMS
-    while start < segments:
-        began = time.monotonic()
-        stop = min(start + max(1, size // len(names)), segments)
-        columns = [systems[name][start:stop] for name in names]
-        items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs[start:stop])
-                 for column in columns]
+    while start < segments or in_flight:
+        if start < segments:
+            stop = min(start + max(1, size // len(names)), segments)
+            columns = [systems[name][start:stop] for name in names]
+            items = [(segment_refs, column[i]) for i, segment_refs in
+                     enumerate(refs[start:stop]) for column in columns]
+            in_flight.append((start, stop, time.monotonic(), _sent(send, items, strip)))
+            start = stop
+            if len(in_flight) <= ahead and start < segments:
+                continue
+        first, last, began, rows_when_done = in_flight.popleft()
         try:
-            rows = source.stats_many(items) if strip else source.stats_many(items, strip)
+            rows = rows_when_done()
         except EvalprotoError as exc:
             if exc.item is None:
                 raise
             segment, system = divmod(exc.item, len(names))
-            raise exc.at(f"segment {first_segment + start + segment} of {names[system]}"
+            raise exc.at(f"segment {first_segment + first + segment} of {names[system]}"
                          ) from None
-        rows = rows.reshape(stop - start, len(names), -1)
+        rows = rows.reshape(last - first, len(names), -1)
         if not found:
             found = {name: np.empty((segments, rows.shape[2])) for name in names}
         for j, name in enumerate(names):
-            found[name][start:stop] = rows[:, j, :]
-        phase.advance(len(items))
-        start = stop
+            found[name][first:last] = rows[:, j, :]
+        phase.advance(rows.shape[0] * len(names))
         size = _next_chunk_size(size, time.monotonic() - began)
     phase.close()
     if not found:
         width = len(source.stat_names or ())
         return {name: np.zeros((0, width)) for name in names}
     return found
+
+
+def _at_once(source: StatsSource) -> Sender:
+    """A `stats_later` for a source that has none: it scores the items at once."""
+
+    def at_once(items: Sequence[Item], strip: bool) -> Callable[[], np.ndarray]:
+        rows = source.stats_many(items) if strip else source.stats_many(items, strip)
+        return lambda: rows
+
+    return at_once
+
+
+def _sent(send: Sender, items: Sequence[Item], strip: bool) -> Callable[[], np.ndarray]:
+    """send(items, strip); if that fails, a function that raises the failure when the
+    rows are due, so that it comes after those of the items before it."""
+    try:
+        return send(items, strip)
+    except EvalprotoError as exc:
+        failure = exc
+
+    def failed() -> np.ndarray:
+        raise failure
+
+    return failed
 
 
 def _next_chunk_size(size: int, seconds: float) -> int:

@@ -19,8 +19,8 @@ import threading
 import time
 import warnings
 from collections import deque
-from typing import (Any, BinaryIO, Deque, Dict, Iterable, List, NoReturn, Optional, Sequence,
-                    Tuple, TypeVar, Union)
+from typing import (Any, BinaryIO, Callable, Deque, Dict, Iterable, List, NoReturn, Optional,
+                    Sequence, Tuple, TypeVar, Union)
 
 import numpy as np
 
@@ -112,7 +112,7 @@ class EvaluatorProcess(ClosedOnExit):
         self._start()
         self._info = _ASKED if probe_info else _UNDESCRIBED
         if probe_info:
-            self._write(["INFO\n"])
+            self._send(["INFO\n"])
         self._info_asked_at = time.monotonic()
 
     # -- what the evaluator says of itself ----------------------------------------
@@ -209,13 +209,34 @@ class EvaluatorProcess(ClosedOnExit):
         """One row per item; requests are pipelined, replies checked in order. The
         protocol strips whitespace around every field, so a text that must keep it
         (`strip` false) and has it cannot be sent, and is refused."""
+        return self.stats_later(items, strip)()
+
+    def stats_later(self, items: Iterable[Item], strip: bool = True
+                    ) -> Callable[[], np.ndarray]:
+        """stats_many in two steps, so that the caller makes its next items while the
+        evaluator works: the requests are sent now, and the function returned waits
+        for their rows. Call such functions in the order they were returned. Until
+        the evaluator has answered once (it may yet exit on INFO, and be started
+        again without it), the rows are awaited here."""
         items = checked_items(items, strip)
         if not strip:
             for index, (refs, hyp) in enumerate(items):
                 if any(text != text.strip() for text in (*refs, hyp)):
                     raise InputError("a text with whitespace at an end cannot be sent over "
                                      "the protocol, which strips it", index)
-        return self._rows(*self._pipelined(format_score_requests(items), "SCORE"), "SCORE")
+        lines = format_score_requests(items)
+        self._described()
+        if self._may_restart or self._info == _LATE:
+            rows = self._rows(*self._pipelined(lines, "SCORE"), "SCORE")
+            return lambda: rows
+        first_request, writer = self._send(lines)
+
+        def rows_when_replied() -> np.ndarray:
+            replies = self._replies_to(first_request, len(lines), "SCORE")
+            writer.join()
+            return self._rows(replies, first_request, "SCORE")
+
+        return rows_when_replied
 
     def score(self, vector: Sequence[float]) -> float:
         """EVAL one summed vector."""
@@ -268,7 +289,8 @@ class EvaluatorProcess(ClosedOnExit):
             problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
             raise EvaluatorError(
                 f"cannot start evaluator {self.command!r}: {problem}: {self.argv[0]!r}") from None
-        self._sent = 0
+        self._requested = 0  # request lines handed to a writer thread
+        self._writer: Optional[threading.Thread] = None
         self._may_restart = False
         self._replies: queue.Queue[Optional[List[Reply]]] = queue.Queue()
         self._received: Deque[Reply] = deque()
@@ -290,9 +312,7 @@ class EvaluatorProcess(ClosedOnExit):
         started again without it, and the lines are sent again."""
         self._described()
         while True:
-            first_request = self._sent + 1
-            writer = threading.Thread(target=self._write, args=(lines,), daemon=True)
-            writer.start()
+            first_request, writer = self._send(lines)
             try:
                 replies = self._replies_to(first_request, len(lines), kind)
             except _ExitedOnInfo:
@@ -302,14 +322,25 @@ class EvaluatorProcess(ClosedOnExit):
             writer.join()
             return replies, first_request
 
-    def _write(self, lines: Sequence[str]) -> None:
-        """Send request lines; a dead evaluator is reported by the reply reader."""
+    def _send(self, lines: Sequence[str]) -> Tuple[int, threading.Thread]:
+        """Have request lines written by a thread of their own, once the lines handed
+        over before them are written; (the number of the first request, the thread)."""
+        first_request = self._requested + 1
+        self._requested += len(lines)
+        self._writer = threading.Thread(target=self._write, args=(lines, self._writer),
+                                        daemon=True)
+        self._writer.start()
+        return first_request, self._writer
+
+    def _write(self, lines: Sequence[str], after: Optional[threading.Thread]) -> None:
+        """Send request lines once `after` has sent its own; a dead evaluator is
+        reported by the reply reader."""
+        if after is not None:
+            after.join()
         stdin = self._process.stdin
         try:
             for start in range(0, len(lines), _WRITTEN_LINES):
-                block = lines[start:start + _WRITTEN_LINES]
-                stdin.write("".join(block).encode("utf-8"))
-                self._sent += len(block)
+                stdin.write("".join(lines[start:start + _WRITTEN_LINES]).encode("utf-8"))
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
             pass
