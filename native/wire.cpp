@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -214,6 +215,23 @@ bool is_ascii_space(char c) {
     return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
 }
 
+// A decimal token that is an integer of at most 15 digits (the usual reply: counts)
+// as its double, which is exact, as float() reads it (with "-0" as -0.0); false for
+// any other token.
+bool small_integer(const char* begin, const char* end, double& value) {
+    const char* p = begin;
+    const bool negative = p < end && *p == '-';
+    if (p < end && (*p == '+' || *p == '-')) ++p;
+    if (p == end || end - p > 15) return false;
+    int64_t whole = 0;
+    for (; p < end; ++p) {
+        if (*p < '0' || *p > '9') return false;
+        whole = whole * 10 + (*p - '0');
+    }
+    value = negative ? -static_cast<double>(whole) : static_cast<double>(whole);
+    return true;
+}
+
 PyObject* parse_rows(PyObject*, PyObject* args) {
     PyObject* lines;
     Py_ssize_t width;
@@ -234,10 +252,13 @@ PyObject* parse_rows(PyObject*, PyObject* args) {
             const char* start = p;
             while (p < end && !is_ascii_space(*p)) ++p;
             if (++found > width || !is_decimal(start, p)) Py_RETURN_NONE;
-            token.assign(start, p);  // NUL-terminated for PyOS_string_to_double
-            const double value = PyOS_string_to_double(token.c_str(), nullptr, nullptr);
-            if (value == -1.0 && PyErr_Occurred()) return nullptr;
-            if (!std::isfinite(value)) Py_RETURN_NONE;
+            double value;
+            if (!small_integer(start, p, value)) {
+                token.assign(start, p);  // NUL-terminated for PyOS_string_to_double
+                value = PyOS_string_to_double(token.c_str(), nullptr, nullptr);
+                if (value == -1.0 && PyErr_Occurred()) return nullptr;
+                if (!std::isfinite(value)) Py_RETURN_NONE;
+            }
             values.append(reinterpret_cast<const char*>(&value), sizeof value);
         }
         if (found != width) Py_RETURN_NONE;

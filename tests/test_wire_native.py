@@ -120,7 +120,8 @@ def test_format_rows_take_only_the_rows_announced_as_float64():
 
 TOKENS = ["0", "12", "-3", "+4", "5.", ".5", "-.5e-3", "1e5", "1E+05", "2.5e-07", "1e999",
           "-1e999", "nan", "inf", "-Infinity", "1_0", "0x10", ".", "e5", "1e", "+", "١٢",
-          "１２", "1.2.3", "--1", "9007199254740993", "4.9e-324", "1e-400"]
+          "１２", "1.2.3", "--1", "9007199254740993", "4.9e-324", "1e-400", "-0", "+0",
+          "007", "123456789012345", "-999999999999999", "1234567890123456"]
 SEPARATORS = [" ", "  ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f", "\xa0", "\u3000"]
 
 
@@ -149,6 +150,13 @@ def test_parse_rows_read_what_parse_numbers_reads(width, lines):
     assert values == wanted
     assert [math.copysign(1, value) for value in values] == [
         math.copysign(1, value) for value in wanted]
+
+
+def test_parse_rows_read_small_integers_exactly_and_keep_the_sign_of_zero():
+    line = "-0 +0 007 123456789012345 -999999999999999 1234567890123456 2.5"
+    values = struct.unpack("7d", _lines.parse_rows([line], 7))
+    assert values == tuple(float(token) for token in line.split())
+    assert [math.copysign(1, value) for value in values[:2]] == [-1, 1]
 
 
 def test_parse_rows_give_a_writable_array(monkeypatch):
