@@ -30,6 +30,7 @@ from evalproto.reports.report import (
     Report,
     decimals,
     display_names,
+    fixed,
 )
 from evalproto.stats import comparemt
 from evalproto.stats.reductions import Result
@@ -108,9 +109,7 @@ def escape(text: object) -> str:
 
 
 def number(value: Optional[float], places: int) -> str:
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    return f"{value:.{places}f}"
+    return fixed(value, places, "n/a")
 
 
 def interval(result: Result, places: int) -> str:

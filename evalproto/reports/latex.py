@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import List, Sequence
 
-from evalproto.reports.report import TESTS, Report, decimals, display_names
+from evalproto.reports.report import TESTS, Report, decimals, display_names, fixed
 from evalproto.stats.significance import SIGNIFICANCE_LEVEL
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -24,10 +24,6 @@ def _row(cells: Sequence[str]) -> str:
     return " & ".join(cells) + r" \\"
 
 
-def _number(value: float, places: int) -> str:
-    return "--" if value is None or not math.isfinite(value) else f"{value:.{places}f}"
-
-
 def format_latex(report: Report, width: int = 1) -> str:
     """The score table (best in bold, 95% intervals) and, with two systems or more, one
     p-value matrix per metric and test (p <= 0.05 in bold)."""
@@ -43,12 +39,12 @@ def format_latex(report: Report, width: int = 1) -> str:
         for metric in report.metrics:
             result = metric.results[number]
             places = decimals([r.score for r in metric.results], width)
-            text = _number(result.score, places)
+            text = fixed(result.score, places, "--")
             if system in metric.best:
                 text = rf"\textbf{{{text}}}"
             if result.ci is not None:
-                text += (rf" {{\small ($\mu$ = {_number(result.mean, places)} $\pm$ "
-                         rf"{_number(result.ci, places)})}}")
+                text += (rf" {{\small ($\mu$ = {fixed(result.mean, places, '--')} $\pm$ "
+                         rf"{fixed(result.ci, places, '--')})}}")
             cells.append(text)
         lines.append(_row(cells))
     signatures = "; ".join(f"{latex_escape(names[m.label])}: \\texttt{{{latex_escape(m.signature)}}}"
@@ -73,7 +69,7 @@ def format_latex(report: Report, width: int = 1) -> str:
                     elif math.isfinite(value) and value <= SIGNIFICANCE_LEVEL:
                         cells.append(rf"\textbf{{{value:.4f}}}")
                     else:
-                        cells.append(_number(value, 4))
+                        cells.append(fixed(value, 4, "--"))
                 lines.append(_row(cells))
             lines += [r"\bottomrule", r"\end{tabular}",
                       rf"\caption{{{latex_escape(names[metric.label])}: p-values of the "

@@ -216,6 +216,11 @@ def display_names(metrics: Sequence[MetricFigures]) -> Dict[str, str]:
             for metric in metrics}
 
 
+def fixed(value: Optional[float], places: int, missing: str) -> str:
+    """A figure with `places` decimals, or `missing` where there is none (None, NaN)."""
+    return missing if value is None or not math.isfinite(value) else f"{value:.{places}f}"
+
+
 def decimals(values: Sequence[float], width: int) -> int:
     """Decimals to show a metric's scores with: `width` for scores of 10 and more, more
     for small ones (a COMET score of 0.853 must not read 0.9)."""
