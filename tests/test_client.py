@@ -151,6 +151,18 @@ def test_chunks_in_flight_give_the_rows_in_order_and_the_first_failure(tmp_path)
         assert str(caught.value).startswith(reported)
 
 
+def test_a_chunk_that_cannot_be_sent_ends_the_sending(tmp_path):
+    """Nothing after it reaches the evaluator: a second run on the same process gets
+    its own rows, and the process ends with no reply left unread."""
+    refs = [[" ".join(["w"] * (i % 7 + 1))] for i in range(200)]
+    hyps = [" ".join(["w"] * (i % 5 + 1)) for i in range(200)]
+    with EvaluatorProcess([script("bleu-evaluator")], timeout=10) as process:
+        with pytest.raises(InputError, match="^segment 11 of s: a text with whitespace"):
+            corpus_rows(process, refs, {"s": hyps[:10] + ["end "] + hyps[11:]}, strip=False)
+        rows = corpus_rows(process, refs, {"s": hyps}, strip=False)["s"]
+    assert np.array_equal(rows, BLEU().stats_many(list(zip(refs, hyps))))
+
+
 def test_corpus_score_reports_the_fault_without_a_traceback(tmp_path):
     command = fake(tmp_path, 'sys.stderr.write("died here\\n"); sys.exit(5)')
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "--timeout", "10")

@@ -55,7 +55,8 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
     chunks, so that progress moves and only a chunk's texts are decoded at a time; the
     next chunk is made while an evaluator command scores the last one (`stats_later`).
     A failure on one item is reported as the segment (numbered from `first_segment`)
-    of the system it came from, failures in the order of the segments."""
+    of the system it came from. A chunk that cannot be sent ends the sending, and is
+    reported once the chunks sent before it are in (their failure first)."""
     names = list(systems)
     segments = len(refs)
     phase = progress.start(f"scoring {label}".strip(), segments * len(names))
@@ -71,8 +72,12 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
             columns = [systems[name][start:stop] for name in names]
             items = [(segment_refs, column[i]) for i, segment_refs in
                      enumerate(refs[start:stop]) for column in columns]
-            in_flight.append((start, stop, time.monotonic(), _sent(send, items, strip)))
-            start = stop
+            try:
+                rows_when_done, start_next = send(items, strip), stop
+            except Exception as exc:  # raised in its turn; nothing more is sent
+                rows_when_done, start_next = _raising(exc), segments
+            in_flight.append((start, stop, time.monotonic(), rows_when_done))
+            start = start_next
             if len(in_flight) <= ahead and start < segments:
                 continue
         first, last, began, rows_when_done = in_flight.popleft()
@@ -108,13 +113,8 @@ def _at_once(source: StatsSource) -> Sender:
     return at_once
 
 
-def _sent(send: Sender, items: Sequence[Item], strip: bool) -> Callable[[], np.ndarray]:
-    """send(items, strip); if that fails, a function that raises the failure when the
-    rows are due, so that it comes after those of the items before it."""
-    try:
-        return send(items, strip)
-    except EvalprotoError as exc:
-        failure = exc
+def _raising(failure: Exception) -> Callable[[], np.ndarray]:
+    """A chunk's rows that are its failure to be sent, raised when they are due."""
 
     def failed() -> np.ndarray:
         raise failure
