@@ -143,21 +143,24 @@ def test_score_request_refuses_text_that_would_desynchronize_the_stream():
         format_score_request(["ref"], "a ||| b")
 
 
-@given(st.lists(st.tuples(st.lists(st.text("a |\n", max_size=6), max_size=3),
-                          st.text("a |\n", max_size=6)), max_size=8))
+@given(st.lists(st.tuples(st.lists(st.text("a |\n\udcff", max_size=6), max_size=3),
+                          st.text("a |\n\udcff", max_size=6)), max_size=8), st.booleans())
 @settings(max_examples=500, deadline=None)
-def test_score_requests_in_bulk_are_made_and_refused_as_one_by_one(items):
+def test_score_requests_in_bulk_are_made_and_refused_as_one_by_one(items, exact):
+    """The first item that cannot be sent is named, whatever is wrong with it: a
+    newline, a separator, a lone surrogate, no reference, or (exact) whitespace at an
+    end."""
     expected, refused = [], None
     for index, (refs, hyp) in enumerate(items):
         try:
-            expected.append(format_score_request(refs, hyp))
+            expected.append(format_score_request(refs, hyp, exact))
         except ValueError as exc:
             refused = refused or (index, str(exc))
     if refused is None:
-        assert format_score_requests(items) == expected
+        assert format_score_requests(items, exact) == expected
     else:
         with pytest.raises(InputError) as raised:
-            format_score_requests(items)
+            format_score_requests(items, exact)
         assert (raised.value.item, raised.value.problem) == refused
 
 

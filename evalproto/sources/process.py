@@ -25,7 +25,7 @@ from typing import (Any, BinaryIO, Callable, Deque, Dict, Iterable, List, NoRetu
 import numpy as np
 
 from evalproto.base import processes
-from evalproto.base.errors import EvaluatorError, EvaluatorWarning, InputError, SetupError
+from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError
 from evalproto.base.items import Item, checked_items
 from evalproto.base.numerals import shorten
 from evalproto.wire.protocol import (
@@ -218,13 +218,7 @@ class EvaluatorProcess(ClosedOnExit):
         for their rows. Call such functions in the order they were returned. Until
         the evaluator has answered once (it may yet exit on INFO, and be started
         again without it), the rows are awaited here."""
-        items = checked_items(items, strip)
-        if not strip:
-            for index, (refs, hyp) in enumerate(items):
-                if any(text != text.strip() for text in (*refs, hyp)):
-                    raise InputError("a text with whitespace at an end cannot be sent over "
-                                     "the protocol, which strips it", index)
-        lines = format_score_requests(items)
+        lines = format_score_requests(checked_items(items, strip), exact=not strip)
         self._described()
         if self._may_restart or self._info == _LATE:
             rows = self._rows(*self._pipelined(lines, "SCORE"), "SCORE")

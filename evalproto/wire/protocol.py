@@ -163,36 +163,55 @@ def format_rows(rows: np.ndarray, separator: str = " ") -> List[str]:
     return [format_numbers(row, separator) for row in rows]
 
 
-def format_score_request(refs: Sequence[str], hyp: str) -> str:
-    """One SCORE line. Text that would put the stream out of step is refused here."""
-    for text in (*refs, hyp):
+def format_score_request(refs: Sequence[str], hyp: str, exact: bool = False) -> str:
+    """One SCORE line. Text that would put the stream out of step, or that UTF-8
+    cannot carry (a lone surrogate), is refused here; with `exact`, so is text with
+    whitespace at an end, which the protocol would strip."""
+    texts = (*refs, hyp)
+    if exact and any(text != text.strip() for text in texts):
+        raise ValueError("a text with whitespace at an end cannot be sent over the protocol, "
+                         "which strips it")
+    for text in texts:
         if "\n" in text or SEPARATOR in text:
             raise ValueError(
                 f"cannot send {shorten(text)} over the protocol: it contains "
                 f"{'a newline' if chr(10) in text else repr(SEPARATOR)}")
+        if not _encodable(text):
+            raise ValueError(f"cannot send {shorten(text)} over the protocol: it holds "
+                             f"a lone surrogate, which is not text")
     if not refs:
         raise ValueError("SCORE needs at least one reference")
     return f" {SEPARATOR} ".join(("SCORE", *refs, hyp)) + "\n"
 
 
-def format_score_requests(items: Sequence[Item]) -> List[str]:
-    """The SCORE line of each (refs, hyp) item, made in bulk and checked together: a
-    text with a newline or a separator adds one to the lines' count (our separators
-    stand between spaces, so a text's "|||" cannot merge with one; an item without
-    references has one separator too few). Only then is each
-    item checked, to name the first that cannot be sent (an InputError whose `item`
-    is its index)."""
+def format_score_requests(items: Sequence[Item], exact: bool = False) -> List[str]:
+    """format_score_request of each (refs, hyp) item, made in bulk and checked
+    together: a text with a newline or a separator adds one to the lines' count (our
+    separators stand between spaces, so a text's "|||" cannot merge with one; an item
+    without references has one separator too few), and one that UTF-8 cannot carry
+    fails the block's encoding. Only then is each item checked, to name the first that
+    cannot be sent (an InputError whose `item` is its index)."""
     spaced = f" {SEPARATOR} "
     lines = [f"SCORE{spaced}{spaced.join(refs)}{spaced}{hyp}\n" for refs, hyp in items]
     block = "".join(lines)
     separators = sum([len(refs) + 1 for refs, _ in items])
-    if block.count("\n") != len(lines) or block.count(SEPARATOR) != separators:
+    if (block.count("\n") != len(lines) or block.count(SEPARATOR) != separators
+            or not _encodable(block) or exact and any(
+                text != text.strip() for refs, hyp in items for text in (*refs, hyp))):
         for index, (refs, hyp) in enumerate(items):
             try:
-                format_score_request(refs, hyp)
+                format_score_request(refs, hyp, exact)
             except ValueError as exc:
                 raise InputError(str(exc), index) from None
     return lines
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def format_eval_request(vector: Iterable[float]) -> str:
