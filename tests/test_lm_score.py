@@ -226,6 +226,24 @@ def test_lines_are_counted_across_the_chunks_a_log_is_decoded_in(tmp_path, monke
     assert json.loads(chunked.output)["tokens"] == 20
 
 
+@pytest.mark.parametrize("chunk_bytes", [64, 1 << 18])
+def test_more_events_than_lines_each_get_their_row(tmp_path, monkeypatch, chunk_bytes):
+    """msgspec reads two objects on one line (and lines ended by "\r" alone) as events
+    of their own: the table sized by the line ends grows for them, in a first chunk or
+    a later one."""
+    monkeypatch.setattr(lmlogs, "_CHUNK_BYTES", chunk_bytes)
+    event = '{"target": "word", "user": "u", "logp": -1.5}'
+    packed, apart = tmp_path / "packed.jsonl", tmp_path / "apart.jsonl"
+    packed.write_text(f"{event}\n{event}\n{event}{event}\n{event}\r{event}\n")
+    apart.write_text(f"{event}\n" * 6)
+    summaries = []
+    for log in (packed, apart):
+        result = run_cli("lm-score", str(log), "--raw", "-f", "json")
+        assert result.exit_code == 0, result.output
+        summaries.append({**json.loads(result.output), "log": None})
+    assert summaries[0] == summaries[1] and summaries[0]["tokens"] == 6
+
+
 @pytest.mark.parametrize("name, options", [
     ("grep", ["--raw"]), ("wr", ["--raw"]), ("users", ["--by", "user"]), ("we", ["-ci"])])
 def test_chunks_do_not_change_the_results(logs, monkeypatch, name, options):

@@ -209,7 +209,7 @@ def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None,
     and turned into rows at once, so a large log never exists as Python objects. The
     compiled reader works a few chunks ahead, on two threads."""
     phase = progress.start(f"reading {path}", len(data), unit="B")
-    rows = np.zeros((count_lines(data), len(STAT_NAMES)))  # at most an event per line
+    rows = np.zeros((count_lines(data), len(STAT_NAMES)))  # an event per line, as a rule
 
     def chunks() -> Iterator[LogStats]:
         first_line, filled = 1, 0
@@ -218,10 +218,14 @@ def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None,
         for (start, end), native in zip(spans, read):
             columns, lines = _chunk_columns(path, data, start, end, first_line, native)
             events = len(columns.select)
-            yield _chunk_rows(path, columns, rows[filled:filled + events])
+            if filled + events <= len(rows):
+                part = rows[filled:filled + events]
+                filled += events
+            else:  # msgspec read more events than lines (two objects on one line)
+                part = np.zeros((events, len(STAT_NAMES)))
+            yield _chunk_rows(path, columns, part)
             phase.advance(end - start)
             first_line += lines
-            filled += events
 
     stats = _joined(path, chunks(), rows)
     phase.close()
@@ -239,11 +243,12 @@ def log_stats(path: str, data: bytes, reranker: Optional[Reranker] = None,
 
 
 def _joined(path: str, parts: Iterator[LogStats], table: np.ndarray) -> LogStats:
-    """The chunks' stats end to end: their rows are consecutive slices of `table`,
-    whose rows past the last event are dropped. A chunk counts a new user and message
-    at its first selected event; that is corrected against the last selected event
-    before it."""
+    """The chunks' stats end to end. Their rows are consecutive slices of `table`
+    (whose rows past the last event are dropped), unless a chunk did not fit: then
+    they are put together. A chunk counts a new user and message at its first
+    selected event; that is corrected against the last selected event before it."""
     joined = LogStats(path, table, [], [])
+    pieces = []
     previous: Optional[Tuple[Any, Any]] = None  # (user, message) of the last selected event
     with paused_gc():
         for part in parts:
@@ -257,7 +262,11 @@ def _joined(path: str, parts: Iterator[LogStats], table: np.ndarray) -> LogStats
             joined.reranking += [(len(joined.users) + i, event) for i, event in part.reranking]
             joined.users += part.users
             joined.messages += part.messages
-    joined.rows = table[:len(joined.users)]
+            pieces.append(part.rows)
+    if all(piece.base is table for piece in pieces):
+        joined.rows = table[:len(joined.users)]
+    else:
+        joined.rows = np.concatenate(pieces)
     return joined
 
 
