@@ -4,6 +4,7 @@ was expected, with exit status 1 (2 for usage), never a traceback or a wrong num
 import gzip
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,23 @@ def test_a_long_line_is_named_by_its_number(tmp_path):
     long = write(tmp_path / "long.txt", b"short\nfine\n" + b"x" * (65 << 20) + b"\nend\n")
     result = run_cli("corpus-score", DE_EN_REFS[0], long)
     assert result.exit_code == 1 and f"{long}: line 3 is longer than 64 MiB" in result.output
+
+
+def test_a_huge_file_without_a_line_end_is_refused_without_being_read(tmp_path):
+    """4 GB of nothing but zeros (a sparse file), scored with 1 GB of data memory: the
+    line is found too long where the file lies, before any of it is read."""
+    huge = tmp_path / "huge.txt"
+    with open(huge, "wb") as stream:
+        stream.truncate(4 << 30)
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (1 << 30, 1 << 30))
+
+    result = subprocess.run([sys.executable, "-m", "evalproto", "corpus-score", DE_EN_REFS[0],
+                             str(huge)], capture_output=True, text=True, timeout=120,
+                            preexec_fn=limit_memory)
+    assert result.returncode == 1
+    assert f"{huge}: line 1 is longer than 64 MiB" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("content, message", [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import mmap
 import operator
 import os
 import stat
@@ -79,13 +80,12 @@ def _opened(path: str) -> BinaryIO:
 
 def _bounded(path: str, stream: BinaryIO, most: Optional[int] = None) -> bytes:
     """Everything (or `most` bytes) that `stream` gives; a line longer than
-    MAX_LINE_BYTES is an error that names it. A regular file, whose size bounds what it
-    holds, is read at once and checked after; anything else (gzip, a pipe) a megabyte
-    at a time, and checked as it comes."""
+    MAX_LINE_BYTES is an error that names it. A regular file is checked where it lies
+    (mapped, not read) and then read at once; anything else (gzip, a pipe) is read a
+    megabyte at a time, and checked as it comes."""
     if most is None and _is_regular_file(stream):
-        data = stream.read()
-        _check_line_lengths(path, data)
-        return data
+        _check_line_lengths(path, stream)
+        return stream.read()
     pieces: List[bytes] = []
     line_length = 0  # bytes since the last line end
     lines = 0
@@ -119,16 +119,21 @@ def _is_regular_file(stream: BinaryIO) -> bool:
         return False
 
 
-def _check_line_lengths(path: str, data: bytes) -> None:
-    """An InputError naming the first line of `data` longer than MAX_LINE_BYTES. Each
-    step looks for the last line end within MAX_LINE_BYTES of a line's start, and
-    starts again after it."""
-    start = 0
-    while len(data) - start > MAX_LINE_BYTES:
-        end = data.rfind(b"\n", start, start + MAX_LINE_BYTES + 1)
-        if end < 0:
-            raise _too_long(path, data.count(b"\n", 0, start) + 1)
-        start = end + 1
+def _check_line_lengths(path: str, stream: BinaryIO) -> None:
+    """An InputError naming the first line of a regular file longer than
+    MAX_LINE_BYTES, found in the file mapped into memory, so that such a file is never
+    read whole. Each step looks for the last line end within MAX_LINE_BYTES of a
+    line's start (a few pages at the window's end, as a rule), and starts again after
+    it."""
+    if os.fstat(stream.fileno()).st_size <= MAX_LINE_BYTES:
+        return
+    with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        start = 0
+        while len(data) - start > MAX_LINE_BYTES:
+            end = data.rfind(b"\n", start, start + MAX_LINE_BYTES + 1)
+            if end < 0:
+                raise _too_long(path, data[:start].count(b"\n") + 1)
+            start = end + 1
 
 
 def _too_long(path: str, line: int) -> InputError:
