@@ -49,6 +49,9 @@ def read_bytes(path: str, span: Optional[Tuple[int, int]] = None) -> bytes:
                 stream.seek(span[0])
                 return _bounded(path, stream, span[1] - span[0])
         with _opened(path) as stream:
+            if _is_regular_file(stream):  # checked where it lies, then read at once
+                _check_line_lengths(path, stream)
+                return stream.read()
             return _bounded(path, stream)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
@@ -79,13 +82,8 @@ def _opened(path: str) -> BinaryIO:
 
 
 def _bounded(path: str, stream: BinaryIO, most: Optional[int] = None) -> bytes:
-    """Everything (or `most` bytes) that `stream` gives; a line longer than
-    MAX_LINE_BYTES is an error that names it. A regular file is checked where it lies
-    (mapped, not read) and then read at once; anything else (gzip, a pipe) is read a
-    megabyte at a time, and checked as it comes."""
-    if most is None and _is_regular_file(stream):
-        _check_line_lengths(path, stream)
-        return stream.read()
+    """Everything (or `most` bytes) that `stream` gives, read a megabyte at a time; a
+    line longer than MAX_LINE_BYTES is an error that names it."""
     pieces: List[bytes] = []
     line_length = 0  # bytes since the last line end
     lines = 0

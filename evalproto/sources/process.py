@@ -44,7 +44,6 @@ DEFAULT_TIMEOUT = 120.0
 INFO_WAIT = 10.0
 """The longest wait for the reply to INFO before scoring goes on without it."""
 _STDERR_TAIL_BYTES = 2000
-_WRITTEN_LINES = 256  # requests encoded and written together
 _EXIT_GRACE_SECONDS = 5.0
 _ASKED, _LATE, _DESCRIBED, _UNDESCRIBED = "asked", "late", "described", "undescribed"
 
@@ -333,8 +332,7 @@ class EvaluatorProcess(ClosedOnExit):
             after.join()
         stdin = self._process.stdin
         try:
-            for start in range(0, len(lines), _WRITTEN_LINES):
-                stdin.write("".join(lines[start:start + _WRITTEN_LINES]).encode("utf-8"))
+            stdin.write("".join(lines).encode("utf-8"))
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
             pass
