@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from data import make_corpus, make_systems
 
 

@@ -23,12 +23,12 @@ from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from data import make_corpus, make_nbest  # noqa: E402
 from dask.distributed import Client  # noqa: E402
+from data import make_corpus, make_nbest  # noqa: E402
 
 from evalproto.sources.dask import distributed_tables, local_cluster  # noqa: E402
-from evalproto.stats.reductions import Analysis, analyse  # noqa: E402
 from evalproto.sources.specs import MetricSpec  # noqa: E402
+from evalproto.stats.reductions import Analysis, analyse  # noqa: E402
 
 BLEU_EVALUATOR = str(Path(sys.executable).parent / "bleu-evaluator")  # not a PATH shim
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-
 from data import make_systems
 
 

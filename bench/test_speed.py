@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from data import make_corpus, make_nbest
 from sacrebleu.metrics import BLEU as SacreBLEU
 from sacrebleu.metrics import CHRF as SacreCHRF
 
-from data import make_corpus, make_nbest
 from evalproto import EvaluatorProcess
 from evalproto.evaluators.chrf import CHRF
 

@@ -22,10 +22,10 @@ import numpy as np
 
 from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
-from evalproto.metrics.evaluator import CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.fast_13a import FastTokenizer13a
 from evalproto.evaluators.native import as_rows, kernels
+from evalproto.metrics.evaluator import CountsEvaluator, Item
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",

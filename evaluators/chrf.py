@@ -18,9 +18,9 @@ import numpy as np
 
 from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
-from evalproto.metrics.evaluator import CountsEvaluator, Item
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.native import as_rows, kernels
+from evalproto.metrics.evaluator import CountsEvaluator, Item
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16

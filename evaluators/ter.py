@@ -20,12 +20,11 @@ import click
 import numpy as np
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from evalproto.metrics.evaluator import Evaluator, Item
 from evalproto.base.compiled import pure_python
 from evalproto.base.gcpause import paused_gc
 from evalproto.evaluators.native import as_rows, kernels
 from evalproto.evaluators.ter_search import translation_edit_rate
-
+from evalproto.metrics.evaluator import Evaluator, Item
 
 
 class TER(Evaluator):

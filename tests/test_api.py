@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 import sacrebleu
+from conftest import DATA, DE_EN_REFS, json_rows, read_lines, run_cli
 
 import evalproto
 import evalproto.api.scoring
-from conftest import DE_EN_REFS, DATA, json_rows, read_lines, run_cli
 
 STREAMS = [read_lines(path) for path in DE_EN_REFS]
 HYPS = read_lines(str(DATA / "de-en.hyp.LT22.en"))

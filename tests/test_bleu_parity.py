@@ -5,12 +5,19 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import (
+    DE_EN_HYP,
+    DE_EN_REFS,
+    EN_DE_HYP,
+    EN_DE_REFS,
+    MULTI_HYP,
+    MULTI_REFS,
+    json_rows,
+    read_lines,
+    run_cli,
+)
 from sacrebleu.metrics import BLEU as SacreBLEU
 
-from conftest import (
-    DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, json_rows,
-    read_lines, run_cli,
-)
 from evalproto import __version__
 from evalproto.evaluators.bleu import BLEU, SMOOTH_DEFAULTS
 

@@ -7,16 +7,16 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from sacrebleu.metrics import BLEU as SacreBLEU
 from sacrebleu.metrics import CHRF as SacreCHRF
 
 import evalproto.evaluators.bulk_ngrams as bulk_ngrams
-from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
+from evalproto.base.compiled import PURE_PYTHON_VARIABLE
 from evalproto.base.errors import EvaluatorError
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.chrf import CHRF
-from evalproto.base.compiled import PURE_PYTHON_VARIABLE
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),
            "multilingual": (MULTI_REFS, MULTI_HYP)}

@@ -12,10 +12,10 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from conftest import DE_EN_HYP, DE_EN_REFS, fake, read_lines, script
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DE_EN_HYP, DE_EN_REFS, fake, read_lines, script
 from evalproto.cli.main import main
 
 LINES = 6

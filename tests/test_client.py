@@ -6,16 +6,24 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import (
-    DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, read_lines, refusing, run_cli, script,
+    DE_EN_HYP,
+    DE_EN_REFS,
+    assert_ends,
+    fake,
+    json_rows,
+    read_lines,
+    refusing,
+    run_cli,
+    script,
     wait_for_file,
 )
+
 from evalproto import EvaluatorError, EvaluatorProcess, InputError
-from evalproto.sources import process as client
 from evalproto.base.errors import EvaluatorWarning
 from evalproto.evaluators.bleu import BLEU
 from evalproto.readers.text import SegmentReferences
+from evalproto.sources import process as client
 from evalproto.sources.base import corpus_rows
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]

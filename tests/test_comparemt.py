@@ -25,9 +25,9 @@ from typing import Dict, List, Sequence
 import numpy as np
 import pytest
 from compare_mt import bucketers, compare_mt_main, corpus_utils, reporters, scorers
+from conftest import DATA
 from sacrebleu.metrics import BLEU as SacreBLEU
 
-from conftest import DATA
 from evalproto.stats import comparemt as cm
 
 NBSP = "\xa0"

@@ -4,11 +4,16 @@ import gzip
 import shutil
 
 import pytest
-from sacrebleu.metrics import BLEU as SacreBLEU
-
 from conftest import (
-    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script,
+    DE_EN_HYP,
+    DE_EN_HYP2,
+    DE_EN_REFS,
+    json_rows,
+    read_lines,
+    run_cli,
+    script,
 )
+from sacrebleu.metrics import BLEU as SacreBLEU
 
 
 def sacrebleu_score(hyp_path, ref_paths=DE_EN_REFS, **options):

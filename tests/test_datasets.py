@@ -4,9 +4,8 @@ import gzip
 import json
 
 import pytest
-from sacrebleu.metrics import BLEU as SacreBLEU
-
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli
+from sacrebleu.metrics import BLEU as SacreBLEU
 
 
 def write_jsonl(path, rows, compress=False):

@@ -7,20 +7,28 @@ import re
 import dask.bag
 import numpy as np
 import pytest
-from dask.distributed import Client
-
 from conftest import (
-    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, read_lines, refusing, run_cli, script,
+    DE_EN_HYP,
+    DE_EN_HYP2,
+    DE_EN_REFS,
+    fake,
+    json_rows,
+    read_lines,
+    refusing,
+    run_cli,
+    script,
     with_bad_line,
 )
-from evalproto.readers import text as readers
+from dask.distributed import Client
+
 import evalproto
 from evalproto import bag_score, bag_stats
-from evalproto.sources.dask import local_cluster, plan_partitions
 from evalproto.base.errors import InputError
-from evalproto.readers.statsfiles import read_stats
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.ter import TER
+from evalproto.readers import text as readers
+from evalproto.readers.statsfiles import read_stats
+from evalproto.sources.dask import local_cluster, plan_partitions
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_REFS, fake, run_cli
 
 

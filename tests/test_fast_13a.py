@@ -1,11 +1,11 @@
 """The fast 13a tokenizer gives sacrebleu's Tokenizer13a output, character for character."""
 
+from conftest import DATA, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
-from conftest import DATA, read_lines
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.fast_13a import CONTEXT_RULES, FIRST_RULE, FastTokenizer13a
 

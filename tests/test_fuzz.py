@@ -9,13 +9,14 @@ bytes (which must get some single well-formed reply line).
 import io
 import json
 
+from conftest import script
+from conftest import serve as serve_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import script, serve as serve_process
 from evalproto.base.numerals import format_number, format_numbers
-from evalproto.wire.server import serve
 from evalproto.evaluators.bleu import BLEU
+from evalproto.wire.server import serve
 
 EVALUATOR = BLEU()
 WIDTH = len(EVALUATOR.stat_names)

@@ -10,9 +10,9 @@ import sys
 import warnings
 
 import pytest
+from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script
 from evalproto import InputWarning
 from evalproto.evaluators.bleu import BLEU as OurBLEU
 from evalproto.evaluators.wer import CER, WER

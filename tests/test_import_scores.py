@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import json_rows, run_cli, script, serve
 
 rng = np.random.default_rng(11)

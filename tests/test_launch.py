@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, script
+
 from evalproto import EvaluatorProcess
 from evalproto.base import processes
 from evalproto.cli.launch import METRIC_FLAGS, head_start, option_values

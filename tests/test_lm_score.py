@@ -11,11 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import evalproto
-
 from conftest import DATA, json_rows, read_lines, run_cli
 
+import evalproto
 from evalproto.readers import lmlogs
 
 ROOT = Path(__file__).parent.parent

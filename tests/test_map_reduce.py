@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script
 from sacrebleu.metrics import BLEU as SacreBLEU
 
-from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli, script
 from evalproto.readers.statsfiles import read_stats
 
 BOUNDS = [(0, 50), (50, 100), (100, 150)]

@@ -8,17 +8,24 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import (
+    DE_EN_HYP,
+    DE_EN_REFS,
+    EN_DE_HYP,
+    EN_DE_REFS,
+    MULTI_HYP,
+    MULTI_REFS,
+    json_rows,
+    read_lines,
+    run_cli,
+    script,
+)
 from jiwer import Compose, RemovePunctuation, ToLowerCase, cer, process_words, wer
 from jiwer.transformations import cer_default, wer_default
 from sacrebleu.metrics import BLEU as SacreBLEU
 from sacrebleu.metrics import CHRF as SacreCHRF
 from sacrebleu.metrics import TER as SacreTER
 from sklearn.metrics import f1_score
-
-from conftest import (
-    DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, json_rows,
-    read_lines, run_cli, script,
-)
 
 MODES = ["in-process", "protocol"]
 

@@ -2,7 +2,6 @@
 system is reported."""
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, run_cli
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, List, Tuple
 
 import numpy as np
 import pytest
+from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU as SacreBLEU
@@ -25,16 +26,17 @@ from sacrebleu.metrics import ter as sacre_ter
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 import evalproto.evaluators
-from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
-from evalproto.evaluators import _native, bleu as bleu_module, chrf as chrf_module, ter as ter_module
+from evalproto.base.compiled import PURE_PYTHON_VARIABLE, NativeMissingError
 from evalproto.base.errors import SetupError
-from evalproto.metrics.evaluator import Evaluator, Item
-from evalproto.evaluators import ter_search
+from evalproto.evaluators import _native, ter_search
+from evalproto.evaluators import bleu as bleu_module
+from evalproto.evaluators import chrf as chrf_module
+from evalproto.evaluators import ter as ter_module
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.chrf import CHRF
-from evalproto.base.compiled import PURE_PYTHON_VARIABLE, NativeMissingError
 from evalproto.evaluators.native import as_rows
 from evalproto.evaluators.ter import TER
+from evalproto.metrics.evaluator import Evaluator, Item
 from evalproto.readers import lmlogs
 
 CORPORA = {"de-en": (DE_EN_REFS, DE_EN_HYP), "en-de": (EN_DE_REFS, EN_DE_HYP),

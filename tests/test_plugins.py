@@ -10,7 +10,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines
 
 FIXTURE = Path(__file__).parent / "plugin_fixture"

@@ -1,10 +1,18 @@
 """-j/--jobs: N copies of a metric give exactly the numbers of one."""
 
 import pytest
-
 from conftest import (
-    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, fake, json_rows, refusing, run_cli, script, with_bad_line,
+    DE_EN_HYP,
+    DE_EN_HYP2,
+    DE_EN_REFS,
+    fake,
+    json_rows,
+    refusing,
+    run_cli,
+    script,
+    with_bad_line,
 )
+
 from evalproto.sources.pool import chunks
 
 

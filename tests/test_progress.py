@@ -3,8 +3,8 @@
 import io
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_REFS, read_lines
+
 from evalproto.cli import progress as bars
 from evalproto.cli.progress import TerminalProgress
 from evalproto.evaluators.bleu import BLEU

@@ -12,9 +12,9 @@ from typing import List, Tuple
 
 import numpy as np
 import pytest
+from conftest import script
 
 import evalproto
-from conftest import script
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -10,12 +10,19 @@ from pathlib import Path
 from typing import Callable, List
 
 import pytest
-from sacrebleu.metrics import BLEU as SacreBLEU
-
 from conftest import (
-    DE_EN_HYP, DE_EN_REFS, assert_ends, fake, json_rows, process_state, read_lines, run_cli,
+    DE_EN_HYP,
+    DE_EN_REFS,
+    assert_ends,
+    fake,
+    json_rows,
+    process_state,
+    read_lines,
+    run_cli,
     wait_for_file,
 )
+from sacrebleu.metrics import BLEU as SacreBLEU
+
 from evalproto import EvaluatorError, EvaluatorProcess
 
 ITEMS = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]

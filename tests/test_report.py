@@ -13,9 +13,8 @@ from typing import Dict, List
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
-
 from conftest import DATA, DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, read_lines, run_cli
+from scipy import stats as scipy_stats
 from test_comparemt import NBSP, TRICKY, by_kind, compare_mt_reports, write_corpus
 
 HOSTILE = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> '

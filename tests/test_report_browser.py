@@ -14,7 +14,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, read_lines, run_cli
 
 HOSTILE = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'

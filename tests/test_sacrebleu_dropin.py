@@ -16,11 +16,11 @@ from typing import Dict, List, Optional
 
 import pytest
 import sacrebleu
+from conftest import DATA, read_lines, script
 from sacrebleu.dataset import DATASETS
 from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.significance import PairedTest
 
-from conftest import DATA, read_lines, script
 from evalproto import __version__
 
 

@@ -11,8 +11,8 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, run_cli, serve
+
 from evalproto import Evaluator, EvaluatorError
 from evalproto.metrics import registry
 from evalproto.sources import base as sources

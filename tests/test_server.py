@@ -6,13 +6,13 @@ import subprocess
 import threading
 
 import pytest
+from conftest import DE_EN_HYP, DE_EN_REFS, read_lines, serve
 from sacrebleu.metrics import BLEU as SacreBLEU
 
-from conftest import DE_EN_HYP, DE_EN_REFS, read_lines, serve
 from evalproto.base.numerals import format_numbers
+from evalproto.evaluators.bleu import BLEU
 from evalproto.wire.protocol import parse_numbers
 from evalproto.wire.server import serve as serve_requests
-from evalproto.evaluators.bleu import BLEU
 
 
 def replies(result):

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import DATA, DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, json_rows, run_cli
 from scipy import stats as scipy_stats
 
-from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, DATA, json_rows, run_cli
 from evalproto.evaluators.bleu import BLEU
 from evalproto.stats import resampling
 from evalproto.stats.reductions import Analysis, analyse

@@ -3,14 +3,21 @@ sentence-level scores; and chunked resampling that keeps sacrebleu's random draw
 
 import numpy as np
 import pytest
+from conftest import (
+    DE_EN_HYP,
+    DE_EN_HYP2,
+    DE_EN_REFS,
+    EN_DE_HYP,
+    EN_DE_REFS,
+    json_rows,
+    read_lines,
+    run_cli,
+)
 from sacrebleu.metrics import BLEU as SacreBLEU
 from sacrebleu.metrics import CHRF as SacreCHRF
 from sacrebleu.metrics import TER as SacreTER
 from sacrebleu.significance import PairedTest
 
-from conftest import (
-    DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, json_rows, read_lines, run_cli,
-)
 from evalproto.stats import resampling
 from evalproto.stats.table import group_rows, rows_by_key
 

@@ -4,12 +4,12 @@ generated text, through its beam, cache and candidate limits."""
 import random
 
 import pytest
+from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import lib_ter
 from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
-from conftest import DE_EN_HYP, DE_EN_REFS, EN_DE_HYP, EN_DE_REFS, MULTI_HYP, MULTI_REFS, read_lines
 from evaluators import ter_search
 
 

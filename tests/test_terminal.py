@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DE_EN_HYP, DE_EN_HYP2, DE_EN_REFS, EAGER_BARS, PseudoTerminal, script
 
 BAR = r"{label}[^\r\n|]*\d+%\|[^\r\n]*\| *\d+/\d+ \[[\d:]+<[\d:]+, +[\d.]+it/s\]"

@@ -9,10 +9,10 @@ import sys
 import threading
 
 import pytest
+from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, run_cli
 from evalproto.base.errors import InputError
 from evalproto.base.items import SegmentNumbers
 from evalproto.readers import text

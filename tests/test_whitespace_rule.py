@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
-
 from conftest import json_rows, run_cli, script
+
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.chrf import CHRF
 

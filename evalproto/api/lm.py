@@ -9,10 +9,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from evalproto.base.errors import InputError
-from evalproto.base.gcpause import paused_gc
 from evalproto.api.cluster import check_cluster_inputs
 from evalproto.api.scoring import count_of, resamples_of
+from evalproto.base.errors import InputError
+from evalproto.base.gcpause import paused_gc
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
 from evalproto.readers import lmlogs, surprisals

@@ -12,7 +12,6 @@ from click.core import ParameterSource
 
 import evalproto
 from evalproto.cli import pipes
-from evalproto.cli.progress import TerminalProgress
 from evalproto.cli.options import (
     CONTEXT,
     MetricsCommand,
@@ -36,7 +35,7 @@ from evalproto.cli.options import (
     systems_option,
     timeout_option,
 )
-
+from evalproto.cli.progress import TerminalProgress
 
 LAZY_COMMANDS = {"sacrebleu": "evalproto.cli.sacrebleu"}
 """Commands whose module (holding `command`) is imported only when they run or are

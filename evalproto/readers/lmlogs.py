@@ -32,10 +32,10 @@ import numpy as np
 
 from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import InputError
-from evalproto.base.progress import QUIET, Progress
 from evalproto.base.gcpause import paused_gc
-from evalproto.readers.text import count_lines
+from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.lm import COLUMN, HIT_RANKS, STAT_NAMES, Reranker, split_hashes
+from evalproto.readers.text import count_lines
 
 COMPLETION_MAX_RANK = 2
 _MASK32 = 0xFFFFFFFF

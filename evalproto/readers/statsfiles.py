@@ -32,8 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.base.errors import InputError
-from evalproto.wire.protocol import RequestError, parse_numbers
 from evalproto.readers.text import read_bytes, split_lines
+from evalproto.wire.protocol import RequestError, parse_numbers
 
 MAGIC = "#evalproto-stats "
 FORMAT_VERSION = 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from evalproto.base.numerals import json_number, to_json
-from evalproto.metrics.lm import COLUMN, DATA_RATES, LMChallenge, LMZoo, PREDICTION_KEYS
+from evalproto.metrics.lm import COLUMN, DATA_RATES, PREDICTION_KEYS, LMChallenge, LMZoo
 from evalproto.stats.reductions import Result
 
 

@@ -19,8 +19,21 @@ import threading
 import time
 import warnings
 from collections import deque
-from typing import (Any, BinaryIO, Callable, Deque, Dict, Iterable, List, NoReturn, Optional,
-                    Sequence, Tuple, TypeVar, Union)
+from typing import (
+    Any,
+    BinaryIO,
+    Callable,
+    Deque,
+    Dict,
+    Iterable,
+    List,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 import numpy as np
 

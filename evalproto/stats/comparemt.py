@@ -74,7 +74,15 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from typing import (
-    Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
 )
 
 import numpy as np
