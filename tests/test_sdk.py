@@ -202,17 +202,18 @@ def test_the_default_batch_scores_item_by_item():
 
 
 def test_items_that_share_a_references_object_are_read_as_they_are():
-    """checked_items checks and strips a references object once for consecutive items
-    of a list that share it; a generator that reuses one list, changing it between
-    items, gets each item's own references."""
+    """checked_items checks a references object once for consecutive items of a list
+    that share it (they share one tuple); a generator that reuses one list, changing it
+    between items, gets each item's own references. Texts are kept as given."""
     from evalproto.base.items import checked_items
 
     shared = [" the cat ", "a cat"]
     items = [(shared, " x "), (shared, "y"), (["b "], "z"), (shared, "w")]
-    assert [tuple(item) for item in checked_items(items)] == [
-        (("the cat", "a cat"), "x"), (("the cat", "a cat"), "y"), (("b",), "z"),
-        (("the cat", "a cat"), "w")]
-    assert checked_items(items, strip=False)[1].refs == (" the cat ", "a cat")
+    checked = checked_items(items)
+    assert [tuple(item) for item in checked] == [
+        ((" the cat ", "a cat"), " x "), ((" the cat ", "a cat"), "y"), (("b ",), "z"),
+        ((" the cat ", "a cat"), "w")]
+    assert checked[0].refs is checked[1].refs and checked[1].refs is not checked[3].refs
 
     def reusing():
         refs = ["first"]

@@ -115,17 +115,15 @@ class Metric:
     def stats_table(self, hyps: Sequence[str], refs: Optional[References] = None, *,
                     ref_streams: Optional[References] = None, system: str = "system",
                     ids: Optional[Sequence[str]] = None,
-                    groups: Optional[Sequence[Sequence[str]]] = None,
-                    strip: bool = True) -> StatsTable:
+                    groups: Optional[Sequence[Sequence[str]]] = None) -> StatsTable:
         """The statistics rows of one system, one per segment, as a table that the
         reductions read: `table.score()`, `table.bootstrap(1000)`, ... Texts are
-        stripped of surrounding whitespace unless `strip` is false (see
-        evalproto.base.items)."""
+        scored as given, as sacrebleu's API scores them (an evaluator command, whose
+        protocol strips them, warns when that changes a segment)."""
         segments = segment_references(hyps, refs, ref_streams)
         ids = checked_ids(ids, len(segments))
         tags = checked_groups(groups, len(segments))
-        rows = corpus_rows(self.source, segments, {system: list(hyps)}, label=self.label,
-                           strip=strip)
+        rows = corpus_rows(self.source, segments, {system: list(hyps)}, label=self.label)
         return StatsTable(self.label, self.source, rows, ids or [], tags,
                           nrefs=count_references(segments))
 

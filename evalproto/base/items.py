@@ -1,11 +1,9 @@
 """A segment to score: its references and its hypothesis, checked the same way on every path.
 
-Whitespace at either end of a text is not part of the segment. The protocol strips it
-from every field (cdec's text says so, and a tuner cannot send it anyway), so the
-in-process path strips it too: a segment scores the same in process, over the pipe,
-with -j and on Dask. Only chrF with --whitespace could see the difference, and
-sacrebleu's command line strips the end of each line already; its leading whitespace is
-what this rule drops.
+In process a segment is scored as given, as sacrebleu's API takes its strings (and a
+text file's lines as sacrebleu's command line reads them: see evalproto.readers.text).
+Only the protocol strips the whitespace around each field; the client of an evaluator
+command says when that changed what it sent (evalproto.sources.base.corpus_rows).
 """
 
 from __future__ import annotations
@@ -21,13 +19,11 @@ class Item(NamedTuple):
     hyp: str
 
 
-def checked_item(refs: Any, hyp: Any, index: int = 0, strip: bool = True) -> Item:
-    """(refs, hyp) as an Item, with surrounding whitespace removed (unless `strip` is
-    false: sacrebleu's own command line keeps a line's leading whitespace, and
-    `evalproto sacrebleu` does as it does). A string where the list
-    of references belongs (a common slip: each character would become a reference), an
-    empty list, or a text that is not a string is a TypeError or ValueError that says
-    what was expected."""
+def checked_item(refs: Any, hyp: Any, index: int = 0) -> Item:
+    """(refs, hyp) as an Item, texts as given. A string where the list of references
+    belongs (a common slip: each character would become a reference), an empty list,
+    or a text that is not a string is a TypeError or ValueError that says what was
+    expected."""
     where = f"segment {index + 1}"
     if isinstance(refs, (str, bytes)):
         raise TypeError(f"{where}: the references are one {type(refs).__name__}; expected a "
@@ -44,9 +40,7 @@ def checked_item(refs: Any, hyp: Any, index: int = 0, strip: bool = True) -> Ite
             raise TypeError(f"{where}: a reference is of type {type(ref).__name__}; expected str")
     if not isinstance(hyp, str):
         raise TypeError(f"{where}: the hypothesis is of type {type(hyp).__name__}; expected str")
-    if not strip:
-        return Item(refs, hyp)
-    return Item(tuple(ref.strip() for ref in refs), hyp.strip())
+    return Item(refs, hyp)
 
 
 _PAIRS = (tuple, list, Item)
@@ -54,7 +48,7 @@ _new_item = tuple.__new__
 _NOTHING = object()  # no item's references
 
 
-def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
+def checked_items(items: Iterable[Any]) -> List[Item]:
     """Every (refs, hyp) pair of `items` as `checked_item` makes it. The usual items (a
     pair of a list or tuple of str and a str) take a short way, which matters on
     millions of segments: in a list, consecutive items with the same references object
@@ -70,18 +64,18 @@ def checked_items(items: Iterable[Any], strip: bool = True) -> List[Item]:
         if type(item) in _PAIRS and len(item) == 2:
             refs, hyp = item
             if type(hyp) is str and refs is last_refs:
-                append(_new_item(Item, (last_checked, hyp.strip() if strip else hyp)))
+                append(_new_item(Item, (last_checked, hyp)))
                 continue
             if (type(hyp) is str and type(refs) in _PAIRS and refs
                     and all(type(ref) is str for ref in refs)):
                 last_refs = refs if shared else _NOTHING
-                last_checked = tuple([ref.strip() for ref in refs]) if strip else tuple(refs)
-                append(_new_item(Item, (last_checked, hyp.strip() if strip else hyp)))
+                last_checked = tuple(refs)
+                append(_new_item(Item, (last_checked, hyp)))
                 continue
         elif isinstance(item, (str, bytes)) or not _is_pair(item):
             raise TypeError(f"segment {index + 1}: expected a (references, hypothesis) pair, "
                             f"got {type(item).__name__}")
-        append(checked_item(item[0], item[1], index, strip))
+        append(checked_item(item[0], item[1], index))
     return checked
 
 

@@ -11,7 +11,7 @@ The figures print exactly as sacrebleu's because evalproto's are sacrebleu's to 
 bit: its evaluators score summed statistics with sacrebleu's float operations in its
 order, and its bootstrap sums resamples in float32 and scores them as sacrebleu does
 (see evalproto.stats.resampling). Text is read as sacrebleu reads it, keeping a line's
-leading whitespace (the evaluators' `strip` off).
+leading whitespace, and scored as given, as everywhere in process.
 
 Test sets (-t, -l, --echo, --download, --list) are read with sacrebleu's dataset module
 from its local cache; nothing is downloaded.
@@ -318,7 +318,7 @@ class Metric:
     def rows(self, refs: Sequence[Sequence[str]], hyps: Sequence[str]) -> np.ndarray:
         """One row of statistics per segment; `refs` holds one list per reference. Text
         is scored as sacrebleu reads it, leading whitespace kept."""
-        table = self.metric.stats_table(hyps, ref_streams=refs, strip=False)
+        table = self.metric.stats_table(hyps, ref_streams=refs)
         return table.rows["system"]
 
     def warn_if_tokenized(self, hyps: Sequence[str]) -> None:

@@ -165,8 +165,8 @@ class Evaluator(ABC):
     # -- checked entry points ---------------------------------------------------------
 
     def checked_stats(self, refs: Sequence[str], hyp: str) -> Tuple[float, ...]:
-        """`stats` of one segment (its surrounding whitespace removed, see
-        evalproto.base.items), checked to be the declared number of finite numbers."""
+        """`stats` of one segment (checked as evalproto.base.items checks it), checked
+        to be the declared number of finite numbers."""
         refs, hyp = checked_item(refs, hyp)
         row = tuple(float(value) for value in self.stats(refs, hyp))
         if len(row) != len(self.stat_names):
@@ -194,12 +194,10 @@ class Evaluator(ABC):
             raise ValueError(f"the score of this vector is not finite ({value})")
         return value
 
-    def stats_many(self, items: Iterable[Item], strip: bool = True) -> np.ndarray:
+    def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row of statistics per (refs, hyp) item, as a float64 array of shape (n, k).
-        Items are checked, and their texts stripped unless `strip` is false (see
-        evalproto.base.items: sacrebleu's own command line keeps a line's leading
-        whitespace, and `evalproto sacrebleu` reads text as it does)."""
-        items = checked_items(items, strip)
+        Items are checked, and scored as given (see evalproto.base.items)."""
+        items = checked_items(items)
         try:
             rows = self.stats_batch(items)
         except EvaluatorError:

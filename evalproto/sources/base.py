@@ -5,12 +5,14 @@ cluster's workers."""
 from __future__ import annotations
 
 import time
+import warnings
 from collections import deque
-from typing import Callable, Deque, Dict, Optional, Protocol, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, Deque, Dict, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError, EvaluatorWarning
 from evalproto.base.items import Item
 from evalproto.base.progress import QUIET, Progress
 
@@ -34,21 +36,44 @@ class StatsSource(Protocol):
 
     def signature(self) -> str: ...
 
-    def stats_many(self, items: Sequence[Item], strip: bool = True) -> np.ndarray: ...
+    def stats_many(self, items: Sequence[Item]) -> np.ndarray: ...
 
     def score_many(self, vectors: np.ndarray) -> np.ndarray: ...
 
     def for_sentences(self) -> StatsSource: ...
 
 
-Sender = Callable[[Sequence[Item], bool], Callable[[], np.ndarray]]
-"""A source's `stats_later`: it takes (items, strip) and returns the function that
-gives their rows."""
+Sender = Callable[[Sequence[Item]], Callable[[], np.ndarray]]
+"""A source's `stats_later`: it takes items and returns the function that gives their
+rows."""
+
+
+@dataclass
+class Stripped:
+    """The segments whose whitespace at an end of a text the protocol dropped: how many,
+    and where the first was. Tallies of several runs add up (`add`)."""
+
+    count: int = 0
+    first: str = ""
+
+    def add(self, other: Stripped) -> None:
+        self.first = self.first or other.first
+        self.count += other.count
+
+    def warn(self, label: str) -> None:
+        """One warning for all of them, if there were any."""
+        if self.count:
+            warnings.warn(EvaluatorWarning(
+                f"{label}: {self.count} segment{'s' if self.count > 1 else ''} (the first: "
+                f"{self.first}) had whitespace at an end of a reference or hypothesis, which "
+                f"the protocol strips: the evaluator command scored them without it, where "
+                f"an evaluator in process scores every text as given, as sacrebleu does"),
+                stacklevel=2)
 
 
 def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
                 systems: Dict[str, Sequence[str]], progress: Progress = QUIET,
-                first_segment: int = 1, label: str = "", strip: bool = True
+                first_segment: int = 1, label: str = "", stripped: Optional[Stripped] = None
                 ) -> Dict[str, np.ndarray]:
     """Every system's rows from one source. Items go segment by segment across the
     systems, so an evaluator's reference cache is hit by each system in turn, and in
@@ -56,12 +81,17 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
     next chunk is made while an evaluator command scores the last one (`stats_later`).
     A failure on one item is reported as the segment (numbered from `first_segment`)
     of the system it came from. A chunk that cannot be sent ends the sending, and is
-    reported once the chunks sent before it are in (their failure first)."""
+    reported once the chunks sent before it are in (their failure first).
+
+    A source that speaks the protocol (`strips_whitespace`) never sees the whitespace
+    at the ends of a text: the segments where that happened are counted into
+    `stripped`, or, without one, said in one warning at the end."""
     names = list(systems)
     segments = len(refs)
     phase = progress.start(f"scoring {label}".strip(), segments * len(names))
     later: Optional[Sender] = getattr(source, "stats_later", None)
     send = later or _at_once(source)
+    tally = Stripped() if getattr(source, "strips_whitespace", False) else None
     ahead = 1 if later else 0  # chunks sent before the rows of one are due
     in_flight: Deque[Tuple[int, int, float, Callable[[], np.ndarray]]] = deque()
     found: Dict[str, np.ndarray] = {}
@@ -73,9 +103,12 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
             items = [(segment_refs, column[i]) for i, segment_refs in
                      enumerate(refs[start:stop]) for column in columns]
             try:
-                rows_when_done, start_next = send(items, strip), stop
+                rows_when_done, start_next = send(items), stop
             except Exception as exc:  # raised in its turn; nothing more is sent
                 rows_when_done, start_next = _raising(exc), segments
+            else:  # the items were good enough to be sent
+                if tally is not None:
+                    _count_stripped(tally, items, names, first_segment + start)
             in_flight.append((start, stop, time.monotonic(), rows_when_done))
             start = start_next
             if len(in_flight) <= ahead and start < segments:
@@ -97,6 +130,11 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
         phase.advance(rows.shape[0] * len(names))
         size = _next_chunk_size(size, time.monotonic() - began)
     phase.close()
+    if tally is not None:
+        if stripped is None:
+            tally.warn(f"evaluator {label or 'command'}")
+        else:
+            stripped.add(tally)
     if not found:
         width = len(source.stat_names or ())
         return {name: np.zeros((0, width)) for name in names}
@@ -106,11 +144,30 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
 def _at_once(source: StatsSource) -> Sender:
     """A `stats_later` for a source that has none: it scores the items at once."""
 
-    def at_once(items: Sequence[Item], strip: bool) -> Callable[[], np.ndarray]:
-        rows = source.stats_many(items) if strip else source.stats_many(items, strip)
+    def at_once(items: Sequence[Item]) -> Callable[[], np.ndarray]:
+        rows = source.stats_many(items)
         return lambda: rows
 
     return at_once
+
+
+def _count_stripped(tally: Stripped, items: List[Tuple[Sequence[str], str]],
+                    names: List[str], first_segment: int) -> None:
+    """Count the segments among `items` (each segment's item of every system in turn)
+    that have a text with whitespace at an end."""
+    systems = len(names)
+    for segment in range(len(items) // systems):
+        edged = [system for system in range(systems)
+                 if _edged_item(items[segment * systems + system])]
+        if edged:
+            if not tally.count:
+                tally.first = f"segment {first_segment + segment} of {names[edged[0]]}"
+            tally.count += 1
+
+
+def _edged_item(item: Tuple[Sequence[str], str]) -> bool:
+    refs, hyp = item
+    return any(text[:1].isspace() or text[-1:].isspace() for text in (*refs, hyp))
 
 
 def _raising(failure: Exception) -> Callable[[], np.ndarray]:

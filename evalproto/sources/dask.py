@@ -32,7 +32,7 @@ from evalproto.readers.text import (
     read_bytes,
     read_line_range,
 )
-from evalproto.sources.base import StatsSource, corpus_rows
+from evalproto.sources.base import StatsSource, Stripped, corpus_rows
 from evalproto.sources.pool import contiguous_ranges
 from evalproto.sources.process import EvaluatorProcess, checked_timeout
 from evalproto.sources.specs import IN_PROCESS, MetricSpec
@@ -113,15 +113,20 @@ def plan_partitions(ref_paths: Sequence[str], hyp_paths: Sequence[str], parts: i
 
 
 def partition_rows(spec: MetricSpec, timeout: Optional[float], ref_paths: Sequence[str],
-                   hyp_paths: Sequence[str], partition: Partition) -> Dict[str, np.ndarray]:
-    """Every system's rows for one partition's segments, read by this worker."""
+                   hyp_paths: Sequence[str], partition: Partition
+                   ) -> Tuple[Dict[str, np.ndarray], Stripped]:
+    """Every system's rows for one partition's segments, read by this worker, and the
+    segments whose whitespace an evaluator command's protocol dropped (the client says
+    so once for all partitions)."""
     def lines(path: str) -> List[str]:
         return read_line_range(path, partition.start, partition.stop, partition.spans[path])
 
     refs = [list(segment) for segment in zip(*map(lines, ref_paths))]
     systems = {path: lines(path) for path in hyp_paths}
-    return _using(spec, timeout, lambda source: corpus_rows(
-        source, refs, systems, first_segment=partition.start + 1))
+    stripped = Stripped()
+    rows = _using(spec, timeout, lambda source: corpus_rows(
+        source, refs, systems, first_segment=partition.start + 1, stripped=stripped))
+    return rows, stripped
 
 
 def describe(spec: MetricSpec, timeout: Optional[float], sentences: bool = False
@@ -265,7 +270,11 @@ def cluster_rows(client: Any, specs: Sequence[MetricSpec], ref_paths: Sequence[s
         futures = [client.submit(partition_rows, spec, timeout, ref_paths, hyp_paths,
                                  partition, pure=False) for partition in partitions]
         parts = client.gather(futures)
-        rows = {path: np.concatenate([part[path] for part in parts]) for path in hyp_paths}
+        rows = {path: np.concatenate([part[path] for part, _ in parts]) for path in hyp_paths}
+        stripped = Stripped()
+        for _, tally in parts:
+            stripped.add(tally)
+        stripped.warn(f"evaluator {spec.spec}")
         computed.append((RemoteSource(client, spec, timeout), rows))
     return segments, computed
 

@@ -27,7 +27,7 @@ from evalproto.sources.specs import MetricSpec
 _WORKER_SOURCE: Optional[StatsSource] = None
 _CHUNKS_PER_COPY = 4
 _DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_score",
-                 "input_warnings", "mean_of_rows")
+                 "input_warnings", "mean_of_rows", "strips_whitespace")
 """What a copy may say of its scores beside them, which the pool says as the first."""
 
 
@@ -38,15 +38,15 @@ def _start_worker(spec: MetricSpec) -> None:
     _WORKER_SOURCE = spec.build(None)
 
 
-def _worker_stats(part: Tuple[int, Sequence[Item], bool]) -> np.ndarray:
+def _worker_stats(part: Tuple[int, Sequence[Item]]) -> np.ndarray:
     return _part_stats(_WORKER_SOURCE, part)
 
 
-def _part_stats(source: StatsSource, part: Tuple[int, Sequence[Item], bool]) -> np.ndarray:
+def _part_stats(source: StatsSource, part: Tuple[int, Sequence[Item]]) -> np.ndarray:
     """The rows of the items from `start` on; a failure names its item among all."""
-    start, items, strip = part
+    start, items = part
     try:
-        return source.stats_many(items) if strip else source.stats_many(items, strip)
+        return source.stats_many(items)
     except EvalprotoError as exc:
         raise exc.shifted(start) from None
 
@@ -103,9 +103,8 @@ class EvaluatorPool(ClosedOnExit):
             if hasattr(primary, attribute):
                 setattr(self, attribute, getattr(primary, attribute))
 
-    def stats_many(self, items: Sequence[Item], strip: bool = True) -> np.ndarray:
-        parts = [(start, items, strip)
-                 for start, items in chunks(list(items), self.jobs * _CHUNKS_PER_COPY)]
+    def stats_many(self, items: Sequence[Item]) -> np.ndarray:
+        parts = chunks(list(items), self.jobs * _CHUNKS_PER_COPY)
         if self._processes is not None:
             rows = self._processes.map(_worker_stats, parts, chunksize=1)
         else:
@@ -115,7 +114,7 @@ class EvaluatorPool(ClosedOnExit):
         self.stat_names = self._copies[0].stat_names or self.stat_names
         return np.concatenate(rows)
 
-    def _threaded_stats(self, parts: List[Tuple[int, Sequence[Item], bool]]) -> List[np.ndarray]:
+    def _threaded_stats(self, parts: List[Tuple[int, Sequence[Item]]]) -> List[np.ndarray]:
         """Each external copy, in its own thread, takes the next part until none is left."""
         todo: queue.SimpleQueue = queue.SimpleQueue()
         for numbered in enumerate(parts):

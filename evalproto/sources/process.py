@@ -217,20 +217,23 @@ class EvaluatorProcess(ClosedOnExit):
 
     # -- the Evaluator interface --------------------------------------------------
 
-    def stats_many(self, items: Iterable[Item], strip: bool = True) -> np.ndarray:
-        """One row per item; requests are pipelined, replies checked in order. The
-        protocol strips whitespace around every field, so a text that must keep it
-        (`strip` false) and has it cannot be sent, and is refused."""
-        return self.stats_later(items, strip)()
+    strips_whitespace = True
+    """The protocol strips the whitespace around every field: what is sent is each text
+    stripped (corpus_rows says when that changed a segment)."""
 
-    def stats_later(self, items: Iterable[Item], strip: bool = True
-                    ) -> Callable[[], np.ndarray]:
+    def stats_many(self, items: Iterable[Item]) -> np.ndarray:
+        """One row per item; requests are pipelined, replies checked in order."""
+        return self.stats_later(items)()
+
+    def stats_later(self, items: Iterable[Item]) -> Callable[[], np.ndarray]:
         """stats_many in two steps, so that the caller makes its next items while the
         evaluator works: the requests are sent now, and the function returned waits
         for their rows. Call such functions in the order they were returned. Until
         the evaluator has answered once (it may yet exit on INFO, and be started
         again without it), the rows are awaited here."""
-        lines = format_score_requests(checked_items(items, strip), exact=not strip)
+        lines = format_score_requests([
+            Item(tuple([ref.strip() for ref in refs]), hyp.strip())
+            for refs, hyp in checked_items(items)])
         self._described()
         if self._may_restart or self._info == _LATE:
             rows = self._rows(*self._pipelined(lines, "SCORE"), "SCORE")

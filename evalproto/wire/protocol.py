@@ -163,15 +163,10 @@ def format_rows(rows: np.ndarray, separator: str = " ") -> List[str]:
     return [format_numbers(row, separator) for row in rows]
 
 
-def format_score_request(refs: Sequence[str], hyp: str, exact: bool = False) -> str:
+def format_score_request(refs: Sequence[str], hyp: str) -> str:
     """One SCORE line. Text that would put the stream out of step, or that UTF-8
-    cannot carry (a lone surrogate), is refused here; with `exact`, so is text with
-    whitespace at an end, which the protocol would strip."""
-    texts = (*refs, hyp)
-    if exact and any(text != text.strip() for text in texts):
-        raise ValueError("a text with whitespace at an end cannot be sent over the protocol, "
-                         "which strips it")
-    for text in texts:
+    cannot carry (a lone surrogate), is refused here."""
+    for text in (*refs, hyp):
         if "\n" in text or SEPARATOR in text:
             raise ValueError(
                 f"cannot send {shorten(text)} over the protocol: it contains "
@@ -184,7 +179,7 @@ def format_score_request(refs: Sequence[str], hyp: str, exact: bool = False) -> 
     return f" {SEPARATOR} ".join(("SCORE", *refs, hyp)) + "\n"
 
 
-def format_score_requests(items: Sequence[Item], exact: bool = False) -> List[str]:
+def format_score_requests(items: Sequence[Item]) -> List[str]:
     """format_score_request of each (refs, hyp) item, made in bulk and checked
     together: a text with a newline or a separator adds one to the lines' count (our
     separators stand between spaces, so a text's "|||" cannot merge with one; an item
@@ -196,11 +191,10 @@ def format_score_requests(items: Sequence[Item], exact: bool = False) -> List[st
     block = "".join(lines)
     separators = sum([len(refs) + 1 for refs, _ in items])
     if (block.count("\n") != len(lines) or block.count(SEPARATOR) != separators
-            or not _encodable(block) or exact and any(
-                text != text.strip() for refs, hyp in items for text in (*refs, hyp))):
+            or not _encodable(block)):
         for index, (refs, hyp) in enumerate(items):
             try:
-                format_score_request(refs, hyp, exact)
+                format_score_request(refs, hyp)
             except ValueError as exc:
                 raise InputError(str(exc), index) from None
     return lines
