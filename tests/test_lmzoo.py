@@ -7,8 +7,11 @@ against numpy and scipy computing them another way, against `evalproto lm-score`
 the model's own surprisal table.
 """
 
+import doctest
 import json
 import math
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +20,7 @@ import h5py
 import numpy as np
 import pytest
 import scipy.stats
-from conftest import json_rows, run_cli
+from conftest import json_rows, run_cli, script
 
 import evalproto
 from evalproto.readers import predictions as reader
@@ -584,3 +587,37 @@ def test_the_committed_example_is_what_the_model_writes(tmp_path):
     assert sorted(path.name for path in COMMITTED.iterdir()) == sorted(
         path.name for path in tmp_path.iterdir())
     assert (COMMITTED / "predictions.hdf5").stat().st_size < 16_000
+
+
+GUIDE = ROOT / "docs" / "lm-zoo.md"
+
+
+def guide_blocks(language):
+    text = GUIDE.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, found.start()) + 1, found.group(1))
+            for found in re.finditer(rf"^```{language}\n(.*?)^```$", text, re.S | re.M)]
+
+
+GUIDE_COMMANDS = [(line, *re.sub(r"\\\n\s*", "", text[2:]).partition("\n")[::2])
+                  for line, text in guide_blocks("text") if text.startswith("$ ")]
+
+
+@pytest.mark.parametrize("line, command, shown", GUIDE_COMMANDS,
+                         ids=[f"line {line}" for line, _, _ in GUIDE_COMMANDS])
+def test_the_guides_commands_print_what_it_shows(line, command, shown):
+    """docs/lm-zoo.md's session, as test_readme.py runs the README's (byte for byte)."""
+    words = shlex.split(command)
+    completed = subprocess.run([script(words[0]), *words[1:]], cwd=ROOT, capture_output=True,
+                               text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == shown
+
+
+def test_the_guides_python_session(monkeypatch):
+    assert len(GUIDE_COMMANDS) >= 5
+    monkeypatch.chdir(ROOT)
+    ((line, text),) = guide_blocks("python")
+    test = doctest.DocTestParser().get_doctest(text, {}, "lm-zoo.md", str(GUIDE), line)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=sys.stdout.write)
+    assert runner.summarize(verbose=False) == (0, 5)

@@ -376,7 +376,7 @@ def info(spec: str) -> None:
 def zoo_reading(command: Any) -> Any:
     """How an LM Zoo predictions file is read, for lm-score and lm-compare."""
     command = click.option(
-        "--candidates", type=click.IntRange(min=1), default=100, show_default=True,
+        "--candidates", type=click.IntRange(min=1), default=100, show_default=True, metavar="N",
         help="LM Zoo predictions: a token ranked beyond N is a miss, as in a wc log "
              "holding N predictions.")(command)
     return click.option(

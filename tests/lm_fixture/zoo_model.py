@@ -8,7 +8,8 @@ transformers backend writes it).
 
 `write_outputs(directory)` writes what the model's container would for SENTENCES:
 predictions.hdf5 (get_predictions.hdf5), surprisals.tsv (get_surprisals), tokenize.txt,
-unkify.txt and spec.json, beside sentences.txt. Run as a script, it writes them into the
+unkify.txt and spec.json, beside sentences.txt; and unigram.hdf5, the predictions of
+the same tokens by the unigrams alone (a weaker model to compare with). Run as a script, it writes them into the
 directory given (tests/lm_fixture/zoo holds them for the docs):
 
     python tests/lm_fixture/zoo_model.py tests/lm_fixture/zoo
@@ -82,9 +83,11 @@ class BigramModel:
 
 
 MODEL = BigramModel(TRAIN)
+UNIGRAMS = BigramModel(TRAIN, weight=0)
 
 
-def write_predictions(path: Path, sentences: List[str] = SENTENCES) -> None:
+def write_predictions(path: Path, sentences: List[str] = SENTENCES,
+                      model: BigramModel = MODEL) -> None:
     """get_predictions.hdf5's output, byte for byte the same on every run."""
     import h5py
 
@@ -92,7 +95,7 @@ def write_predictions(path: Path, sentences: List[str] = SENTENCES) -> None:
         for i, sentence in enumerate(sentences):
             tokens = MODEL.tokenize(sentence)
             group = file.create_group(f"/sentence/{i}", track_order=False)
-            group.create_dataset("predictions", data=MODEL.predictions(tokens),
+            group.create_dataset("predictions", data=model.predictions(tokens),
                                  compression="gzip", shuffle=True, track_times=False)
             group.create_dataset("tokens", data=np.array([MODEL.ids[t] for t in tokens]),
                                  track_times=False)
@@ -130,6 +133,7 @@ def write_outputs(directory: Path, sentences: List[str] = SENTENCES) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     tokenized = [MODEL.tokenize(sentence) for sentence in sentences]
     write_predictions(directory / "predictions.hdf5", sentences)
+    write_predictions(directory / "unigram.hdf5", sentences, UNIGRAMS)
     texts = {
         "sentences.txt": [sentence for sentence in sentences],
         "tokenize.txt": [" ".join(tokens) for tokens in tokenized],
