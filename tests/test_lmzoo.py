@@ -376,6 +376,9 @@ def test_word_options_that_cannot_work(zoo, tmp_path):
     result = run_cli("lm-score", zoo["predictions"], "--by", "word")
     assert result.exit_code == 2 and "--by word needs the original sentences (--text FILE)" in (
         result.output)
+    result = run_cli("lm-score", zoo["predictions"], "--text", zoo["sentences"])
+    assert result.exit_code == 2 and "--text gives the sentences to find words in: it goes " \
+                                     "with --by word" in result.output
     result = run_cli("lm-score", zoo["predictions"], "--skip-unk")
     assert result.exit_code == 2 and "--skip-unk needs the model's unkify output" in result.output
     result = run_cli("lm-score", zoo["predictions"], zoo["predictions"], "--spec", zoo["spec"])
@@ -536,6 +539,19 @@ def test_files_that_are_not_hdf5(tmp_path, zoo):
         file["weights"] = np.zeros(3)
     result = run_cli("lm-score", str(other))
     assert result.exit_code == 1 and f"Error: {other}: no /vocabulary dataset" in result.output
+
+
+def test_a_sentence_without_tokens_counts_for_nothing(tmp_path):
+    rows = np.log([[0.25, 0.75], [0.5, 0.5]])
+    path = tmp_path / "empty.hdf5"
+    write(path, [(rows, [1, 0]), (np.zeros((0, 2)), np.zeros(0, dtype=int)), (rows[:1], [0])],
+          ["x", "y"])
+    sentences = lm_score(str(path), "--by", "sentence")
+    assert [(row.get("sentence"), row["tokens"]) for row in sentences] == [
+        (None, 3), ("0", 2), ("2", 1)]
+    assert sentences[0]["sentences"] == 2
+    assert sentences[0]["bits_per_token"] == pytest.approx(
+        -(math.log2(0.75) + math.log2(0.5) + math.log2(0.25)) / 3, rel=1e-12)
 
 
 def test_a_file_after_a_user_block_is_recognised(tmp_path):

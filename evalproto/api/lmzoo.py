@@ -79,6 +79,9 @@ def zoo_table(path: str, options: ZooOptions = ZooOptions(), skip_first_token: b
     if by == "word" and options.text is None:
         raise UsageProblem("--by word needs the original sentences (--text FILE), to "
                            "find the words in")
+    if by != "word" and options.text is not None:
+        raise UsageProblem("--text gives the sentences to find words in: it goes with "
+                           "--by word")
     predictions = read_predictions(path, options.log_base, options.candidates,
                                    skip_first_token, progress)
     signed = [("vocab", str(len(predictions.vocabulary)))]
