@@ -85,7 +85,7 @@ def lm_summaries(path: str, options: LMOptions = LMOptions(),
     until the table is freed: its one pass over a 1M-event table's objects took 0.3 s,
     and found nothing to collect."""
     with paused_gc():
-        zoo = _zoo_table(path, options, options.by, progress)
+        zoo = _zoo_table(path, options, progress)
         table = zoo.table if zoo else lm_table(path, options.reranker, options.skip_first_token,
                                                progress)
         if options.by is not None and options.by != table.group_key:
@@ -101,13 +101,12 @@ def lm_summaries(path: str, options: LMOptions = LMOptions(),
         return LMScore(path, records[0], records[1:], results)
 
 
-def _zoo_table(path: str, options: LMOptions, by: Optional[str],
-               progress: Progress) -> Optional[ZooTable]:
+def _zoo_table(path: str, options: LMOptions, progress: Progress) -> Optional[ZooTable]:
     """An LM Zoo predictions file's table (recognised by its content), or None for
     another kind of log, for which the model's other outputs cannot be given."""
     if predictions.is_hdf5(path):
-        return zoo_table(path, options.zoo, options.skip_first_token,
-                         by if by in ("sentence", "word") else None, progress)
+        by = options.by if options.by in ("sentence", "word") else None
+        return zoo_table(path, options.zoo, options.skip_first_token, by, progress)
     if options.zoo.files:
         raise UsageProblem(f"{path}: not an LM Zoo predictions file (HDF5); "
                            f"{', '.join(options.zoo.files)} apply only to those")

@@ -180,6 +180,9 @@ sentence (LMZoo's three), its vocabulary string's length, lmc's prediction colum
 rank, the entropy of its predictive distribution in bits, 1 if it is unknown, and 1 if it
 is left out (then every column but `sentences` and `unknown` is 0)."""
 PREDICTION_COLUMN = {name: i for i, name in enumerate(PREDICTION_STAT_NAMES)}
+PREDICTION_RATES = {f"prediction.{key}": f"prediction.{'mrr' if key == 'srr' else key}"
+                    for key in PREDICTION_KEYS}
+"""Each prediction column's rate (per token), under lmc's name."""
 
 
 class LMZooPredictions(LMZoo):
@@ -192,8 +195,7 @@ class LMZooPredictions(LMZoo):
 
     name = "lmzoo-predictions"
     stat_names = PREDICTION_STAT_NAMES
-    tested = [*LMZoo.tested, *(f"prediction.{'mrr' if key == 'srr' else key}"
-                               for key in PREDICTION_KEYS), "predictive_entropy"]
+    tested = [*LMZoo.tested, *PREDICTION_RATES.values(), "predictive_entropy"]
 
     def __init__(self, log_base: str = "e", candidates: int = 100,
                  signed: Sequence[Tuple[str, str]] = (), unknown_marked: bool = False,
@@ -212,8 +214,7 @@ class LMZooPredictions(LMZoo):
         tokens = column["tokens"]
         return {
             **super().figures(totals),
-            **{f"prediction.{'mrr' if key == 'srr' else key}":
-               _ratios(column[f"prediction.{key}"], tokens) for key in PREDICTION_KEYS},
+            **{rate: _ratios(column[name], tokens) for name, rate in PREDICTION_RATES.items()},
             "predictive_entropy": _ratios(column["predictive_entropy"], tokens),
             "characters_per_token": _ratios(column["characters"], tokens),
             "unknown": _ratios(column["unknown"], tokens + column["skipped"]),

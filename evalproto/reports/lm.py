@@ -17,6 +17,7 @@ from evalproto.metrics.lm import (
     DATA_RATES,
     PREDICTION_COLUMN,
     PREDICTION_KEYS,
+    PREDICTION_RATES,
     LMChallenge,
     LMZoo,
     LMZooPredictions,
@@ -101,8 +102,7 @@ def predictions_summary(result: Result, metric: LMZooPredictions, raw: bool = Fa
         return {**sums, "signature": metric.signature()}
     rate = {name: estimate.value for name, estimate in result.figures.items()}
     record = {**zoo_summary(result),
-              "prediction": {key: rate[f"prediction.{key}"]
-                             for key in ("hit", "hit1", "hit3", "hit10", "hit20", "mrr")},
+              "prediction": {name.split(".")[1]: rate[name] for name in PREDICTION_RATES.values()},
               "predictive_entropy": rate["predictive_entropy"],
               "characters_per_token": rate["characters_per_token"]}
     if metric.unknown_marked:
