@@ -552,6 +552,10 @@ def test_a_sentence_without_tokens_counts_for_nothing(tmp_path):
     assert sentences[0]["sentences"] == 2
     assert sentences[0]["bits_per_token"] == pytest.approx(
         -(math.log2(0.75) + math.log2(0.5) + math.log2(0.25)) / 3, rel=1e-12)
+    write(path, [(np.zeros((0, 2)), np.zeros(0, dtype=int))], ["x", "y"])
+    result = run_cli("lm-score", str(path))
+    assert result.exit_code == 1
+    assert result.output == f"Error: {path}: the predictions file has no tokens to score\n"
 
 
 def test_a_file_after_a_user_block_is_recognised(tmp_path):

@@ -115,23 +115,22 @@ def read_predictions(path: str, log_base: str = "e", candidates: int = 100,
             lengths = np.array([len(item) for item in vocabulary], dtype=np.float64)
             scorer = _Scorer(path, LOG_BASES[log_base], candidates, vocabulary)
             phase = progress.start(f"reading {path}", len(rows))
+            step = max(1, BLOCK_VALUES // len(vocabulary))  # rows per read
             for (name, ids, matrix), start in zip(sentences, starts.tolist()):
-                step = max(1, BLOCK_VALUES // max(1, len(vocabulary)))
                 for first in range(0, len(ids), step):
                     block = np.asarray(matrix[first:first + step], dtype=np.float64)
                     part = rows[start + first:start + first + len(block)]
                     scorer.fill(part, block, ids[first:first + len(block)], name, first)
                     phase.advance(len(block))
-                if len(ids):
-                    rows[start, C["sentences"]] = 1
             phase.close()
     except OSError as exc:  # h5py's errors: not HDF5 after all, truncated, unreadable
         raise InputError(f"{path}: cannot read it as HDF5: {exc}") from None
+    opening = np.zeros(len(rows), dtype=bool)  # each sentence's first token
+    opening[starts[:-1][np.diff(starts) > 0]] = True
+    rows[opening, C["sentences"]] = 1
     rows[:, C["characters"]] = lengths[token_ids]
     predictions = Predictions(path, rows, token_ids, starts, vocabulary)
     if skip_first_token:
-        opening = np.zeros(len(rows), dtype=bool)
-        opening[starts[:-1][np.diff(starts) > 0]] = True
         predictions.leave_out(opening)
     if not len(rows):
         raise InputError(f"{path}: the predictions file has no tokens to score")
