@@ -94,7 +94,7 @@ def zoo_table(path: str, options: ZooOptions = ZooOptions(), skip_first_token: b
     unknown = np.zeros(len(predictions.rows), dtype=bool)
     if options.unkify is not None:
         unknown = lmzoo.read_unknown(options.unkify, predictions)
-        predictions.rows[:, LMZooPredictions.stat_names.index("unknown")] = unknown
+        predictions.mark_unknown(unknown)
         if options.skip_unk:
             predictions.leave_out(unknown)
     if options.tokenize is not None:
@@ -124,14 +124,13 @@ def paired_table(baseline: ZooTable, other: ZooTable) -> StatsTable:
     """The two models' rows side by side ("baseline", "log"), resampled by sentence; the
     files must hold the same tokens, sentence by sentence."""
     first, second = baseline.predictions, other.predictions
-    for sentence in range(max(first.sentences, second.sentences)):
-        if sentence >= min(first.sentences, second.sentences):
-            raise InputError(f"{first.path} has {first.sentences} sentences, but {second.path} "
-                             f"has {second.sentences}: not predictions of the same sentences")
+    if first.sentences != second.sentences:
+        raise InputError(f"{first.path} has {first.sentences} sentences, but {second.path} "
+                         f"has {second.sentences}: not predictions of the same sentences")
+    for sentence in range(first.sentences):
         ours, theirs = first.tokens(sentence), second.tokens(sentence)
-        if ours != theirs:
-            at = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b),
-                      min(len(ours), len(theirs)))
+        at = lmzoo.first_difference(ours, theirs)
+        if at is not None:
             raise InputError(
                 f"{first.path} and {second.path} hold different tokens, first in sentence "
                 f"{sentence} (token {at}: {_token(ours, at)} and {_token(theirs, at)}); "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -108,14 +108,22 @@ def check_tokens(path: str, predictions: Predictions) -> None:
     lines = _lines_per_sentence(path, predictions, "a line of tokens")
     for number, line in enumerate(lines):
         ours, theirs = line.split(), predictions.tokens(number)
-        if ours != theirs:
-            at = next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b),
-                      min(len(ours), len(theirs)))
+        at = first_difference(ours, theirs)
+        if at is not None:
             here = shorten(ours[at]) if at < len(ours) else "the end of the line"
             there = shorten(theirs[at]) if at < len(theirs) else "the end of the sentence"
             raise InputError(f"{path}: line {number + 1}: the tokens differ from sentence "
                              f"{number} of {predictions.path} at token {at}: {here} here, "
                              f"{there} there")
+
+
+def first_difference(ours: Sequence[str], theirs: Sequence[str]) -> Optional[int]:
+    """Where two token sequences first differ (the shorter one's length if one is the
+    other's start), or None if they are the same."""
+    if ours == theirs:
+        return None
+    return next((j for j, (a, b) in enumerate(zip(ours, theirs)) if a != b),
+                min(len(ours), len(theirs)))
 
 
 def read_sentences(path: str, predictions: Predictions) -> List[str]:

@@ -90,6 +90,10 @@ class Predictions:
         ids = self.token_ids[self.starts[sentence]:self.starts[sentence + 1]]
         return [self.vocabulary[i] for i in ids.tolist()]
 
+    def mark_unknown(self, mask: np.ndarray) -> None:
+        """Mark the tokens of `mask` as unknown to the model."""
+        self.rows[:, C["unknown"]] = mask
+
     def leave_out(self, mask: np.ndarray) -> None:
         """Leave the tokens of `mask` out of every figure: their rows keep only whether
         they open a sentence and are unknown, and count as skipped."""
