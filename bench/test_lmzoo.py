@@ -7,13 +7,11 @@ a time), time must grow with the tokens. The files are written here and deleted 
     python -m pytest bench/test_lmzoo.py -s
 """
 
-import os
-import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
+from test_scale import run_measured
 
 VOCABULARY = 50_000
 TOKENS = 30
@@ -36,16 +34,6 @@ def write_predictions(path, sentences, seed=1):
             file[f"sentence/{i}/predictions"] = logits.astype(np.float32)
             file[f"sentence/{i}/tokens"] = rng.integers(0, VOCABULARY, TOKENS)
         file["vocabulary"] = vocabulary
-
-
-def run_measured(command):
-    """(seconds, peak resident MB) of a command run to the end."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    assert os.waitstatus_to_exitcode(status) == 0, process.stderr.read().decode()
-    return seconds, usage.ru_maxrss / 1024
 
 
 def test_predictions_in_bounded_memory(request, tmp_path):
