@@ -11,6 +11,9 @@ def pytest_addoption(parser):
                      help="score real files instead: DIR holds ref.* files and one hyp file")
     parser.addoption("--lm-events", default="1000000",
                      help="events in the synthetic LM Challenge log (default 1,000,000)")
+    parser.addoption("--lmzoo-sentences", default="20,40,80",
+                     help="sentences (of 30 tokens, 50,000-word vocabulary) in the LM Zoo "
+                          "predictions files of bench/test_lmzoo.py, comma-separated")
     parser.addoption("--scale", default="100000,1000000",
                      help="segments of the --paired-bs scale runs, comma-separated")
     parser.addoption("--systems", metavar="DIR", default=None,

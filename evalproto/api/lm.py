@@ -1,5 +1,6 @@
-"""LM evaluation logs: `lmc stats`' figures for LM Challenge logs and LM Zoo surprisal
-tables, and paired tests between two logs of the same data (`lmc diff`)."""
+"""LM evaluation logs: `lmc stats`' figures for LM Challenge logs, LM Zoo surprisal
+tables and predictions files, and paired tests between two logs of the same data (`lmc
+diff`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from evalproto.api.cluster import check_cluster_inputs
+from evalproto.api.lmzoo import ZooOptions, ZooTable, paired_table, zoo_table
 from evalproto.api.scoring import count_of, resamples_of
-from evalproto.base.errors import InputError
+from evalproto.base.errors import InputError, UsageProblem
 from evalproto.base.gcpause import paused_gc
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.lm import LMChallenge, LMZoo, Reranker
-from evalproto.readers import lmlogs, surprisals
+from evalproto.readers import lmlogs, predictions, surprisals
 from evalproto.readers.text import check_inputs, read_bytes
 from evalproto.reports import lm as lm_reports
 from evalproto.sources import dask as cluster
@@ -44,8 +46,9 @@ def lm_table(path: str, reranker: Optional[Reranker] = None,
              skip_first_token: bool = False, progress: Progress = QUIET) -> StatsTable:
     """An LM Challenge log or an LM Zoo surprisal table, told apart by the header, as a
     table: one row per event (units: messages, groups: users) or per token (units and
-    groups: sentences)."""
+    groups: sentences). (LM Zoo predictions files are read by `zoo_table`.)"""
     data = read_bytes(path)
+    predictions.check_not_hdf5(path, data)
     if surprisals.is_surprisal_table(data):
         table = surprisals.parse_surprisals(path, data, skip_first_token)
         return StatsTable(path, LMZoo(), {path: table.rows}, units=table.sentence_ids,
@@ -64,7 +67,8 @@ class LMOptions:
     """What lm-score computes for each log: `by` ("user" or "sentence") adds each
     one's figures; `resamples` bootstrap resamples over messages (sentences);
     `reranker` fixed (alpha, beta) instead of fitted ones; `raw` the sums (lmc's
-    --no-human); `skip_first_token` leaves out each LM Zoo sentence's first token."""
+    --no-human); `skip_first_token` leaves out each LM Zoo sentence's first token; `zoo`
+    says how to read LM Zoo predictions files (and `by` may be "word" for them)."""
 
     by: Optional[str] = None
     resamples: int = 0
@@ -72,6 +76,7 @@ class LMOptions:
     reranker: Optional[Reranker] = None
     raw: bool = False
     skip_first_token: bool = False
+    zoo: ZooOptions = ZooOptions()
 
 
 def lm_summaries(path: str, options: LMOptions = LMOptions(),
@@ -80,38 +85,62 @@ def lm_summaries(path: str, options: LMOptions = LMOptions(),
     until the table is freed: its one pass over a 1M-event table's objects took 0.3 s,
     and found nothing to collect."""
     with paused_gc():
-        table = lm_table(path, options.reranker, options.skip_first_token, progress)
+        zoo = _zoo_table(path, options, progress)
+        table = zoo.table if zoo else lm_table(path, options.reranker, options.skip_first_token,
+                                               progress)
         if options.by is not None and options.by != table.group_key:
             raise InputError(f"{path}: cannot break down by {options.by}; this kind of table "
                              f"has {table.group_key}")
+        by_group = options.by is not None and options.by != "word"
         results = analyse([table], Analysis(resamples=options.resamples, seed=options.seed,
-                                            groups=options.by is not None), progress)
+                                            groups=by_group), progress)
         records = [lm_reports.summary(result, table.metric, path, options.raw)
                    for result in results]
+        if zoo and options.by == "word":
+            records += zoo.word_records()
         return LMScore(path, records[0], records[1:], results)
+
+
+def _zoo_table(path: str, options: LMOptions, progress: Progress) -> Optional[ZooTable]:
+    """An LM Zoo predictions file's table (recognised by its content), or None for
+    another kind of log, for which the model's other outputs cannot be given."""
+    if predictions.is_hdf5(path):
+        by = options.by if options.by in ("sentence", "word") else None
+        return zoo_table(path, options.zoo, options.skip_first_token, by, progress)
+    if options.zoo.files:
+        raise UsageProblem(f"{path}: not an LM Zoo predictions file (HDF5); "
+                           f"{', '.join(options.zoo.files)} apply only to those")
+    return None
 
 
 def lm_score(logs: Union[str, PathLike, Sequence[Union[str, PathLike]]], *,
              by: Optional[str] = None, confidence: Union[bool, int] = False,
              seed: Optional[int] = DEFAULT_SEED, reranker: Optional[Tuple[float, float]] = None,
              raw: bool = False, skip_first_token: bool = False,
+             log_base: str = "e", candidates: int = 100, spec: Optional[str] = None,
+             unkify: Optional[str] = None, skip_unk: bool = False,
+             tokenize: Optional[str] = None, text: Optional[str] = None,
              scheduler: Optional[str] = None, progress: Progress = QUIET
              ) -> Union[LMScore, List[LMScore]]:
-    """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables:
-    an LMScore for one path, a list of them for a list of paths, with the options of
-    LMOptions (`confidence=True` is 1000 resamples, or give a number; `reranker` is
-    lmc's (alpha, beta)); with `scheduler`, each log is read on a Dask worker.
-    `progress` is told of reading and resampling (on a cluster, the workers say
-    nothing)."""
+    """lmc stats' figures for LM Challenge logs (any game) and LM Zoo surprisal tables
+    and predictions files: an LMScore for one path, a list of them for a list of paths,
+    with the options of LMOptions and ZooOptions (`confidence=True` is 1000 resamples,
+    or give a number; `reranker` is lmc's (alpha, beta); `by="word"` needs `text`);
+    with `scheduler`, each log is read on a Dask worker. `progress` is told of reading
+    and resampling (on a cluster, the workers say nothing)."""
     one = isinstance(logs, (str, PathLike))
     if not one and (isinstance(logs, bytes) or not isinstance(logs, Sequence)):
         raise TypeError(f"logs must be a path or a list of paths, got {type(logs).__name__}")
     paths = [fspath(logs)] if one else [fspath(path) for path in logs]
-    if by not in (None, "user", "sentence"):
-        raise ValueError(f"by is {by!r}; expected 'user', 'sentence' or None")
+    if by not in (None, "user", "sentence", "word"):
+        raise ValueError(f"by is {by!r}; expected 'user', 'sentence', 'word' or None")
     check_inputs(paths, ())
+    zoo = ZooOptions(log_base, candidates, spec, unkify, skip_unk, tokenize, text)
+    if zoo.files and len(paths) > 1:
+        raise UsageProblem(f"{', '.join(zoo.files)} describe one model's predictions: give "
+                           f"one predictions file with them, not {len(paths)} logs")
     options = LMOptions(by, resamples_of(confidence), seed, reranker_of(reranker), raw,
-                        skip_first_token)
+                        skip_first_token, zoo)
     if scheduler:
         check_cluster_inputs(1, paths)
         with cluster.connect(scheduler) as client:
@@ -148,21 +177,37 @@ class LMComparison:
 def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
                seed: Optional[int] = DEFAULT_SEED,
                reranker: Optional[Tuple[float, float]] = None,
-               progress: Progress = QUIET) -> LMComparison:
+               progress: Progress = QUIET, *, log_base: str = "e",
+               candidates: int = 100) -> LMComparison:
     """A paired test of every model rate between two logs of the same data (`lmc diff`
     with p-values), resampling (or swapping) whole messages. Logs of other data, or of
     the same events in another order, are refused; entropy is left out when the two
-    models scored different tokens; logs that share no rate are refused."""
+    models scored different tokens; logs that share no rate are refused. Two LM Zoo
+    predictions files (read with `log_base` and `candidates`) must hold the same tokens;
+    their sentences are resampled."""
     if test not in ("bs", "ar"):
         raise ValueError(f"test is {test!r}; expected 'bs' (paired bootstrap) or 'ar' "
                          f"(approximate randomization)")
     samples = count_of(samples, "samples")
     fixed = reranker_of(reranker)
+    analysis = Analysis(paired=test, paired_n=samples, seed=seed, inclusive=True)
     with paused_gc():
+        kinds = [predictions.is_hdf5(path) for path in (baseline, other)]
+        if any(kinds):
+            if not all(kinds):
+                raise InputError(f"{baseline if kinds[0] else other} is an LM Zoo predictions "
+                                 f"file and the other is not; lm-compare compares two LM "
+                                 f"Challenge logs, or two predictions files")
+            zoo = ZooOptions(log_base, candidates)
+            pair = paired_table(*(zoo_table(path, zoo, progress=progress)
+                                  for path in (baseline, other)))
+            base, compared = analyse([pair], analysis, progress)
+            return LMComparison(baseline, other, lm_reports.comparison_rows(base, compared))
         tables = [lm_table(path, fixed, progress=progress) for path in (baseline, other)]
         metrics = [table.metric for table in tables]
         if not all(isinstance(metric, LMChallenge) for metric in metrics):
-            raise InputError("lm-compare compares LM Challenge logs")
+            raise InputError("lm-compare compares two LM Challenge logs, or two LM Zoo "
+                             "predictions files (not surprisal tables)")
         totals = [next(iter(table.rows.values())).sum(axis=0) for table in tables]
         prints = [metric.fingerprints(total) for metric, total in zip(metrics, totals)]
         if prints[0]["fingerprint"] != prints[1]["fingerprint"]:
@@ -192,8 +237,7 @@ def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
                            units=tables[0].units)
         if not tested:
             return LMComparison(baseline, other, lm_reports.comparison_rows(None, None, skipped))
-        base, compared = analyse([table], Analysis(paired=test, paired_n=samples, seed=seed,
-                                                   inclusive=True), progress)
+        base, compared = analyse([table], analysis, progress)
         return LMComparison(baseline, other, lm_reports.comparison_rows(base, compared, skipped))
 
 

@@ -373,6 +373,17 @@ def info(spec: str) -> None:
     click.echo(json.dumps(evalproto.info(spec), ensure_ascii=False))
 
 
+def zoo_reading(command: Any) -> Any:
+    """How an LM Zoo predictions file is read, for lm-score and lm-compare."""
+    command = click.option(
+        "--candidates", type=click.IntRange(min=1), default=100, show_default=True, metavar="N",
+        help="LM Zoo predictions: a token ranked beyond N is a miss, as in a wc log "
+             "holding N predictions.")(command)
+    return click.option(
+        "--log-base", type=click.Choice(["2", "e", "10"]), default="e", show_default=True,
+        help="LM Zoo predictions: the base of their log-probabilities.")(command)
+
+
 @main.command("lm-score", context_settings=CONTEXT)
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
@@ -380,10 +391,22 @@ def info(spec: str) -> None:
               help="json: one object per log with every key `lmc stats` prints (sorted).")
 @click.option("--raw", is_flag=True, help="Sums instead of rates, as `lmc stats --no-human`.")
 @rerank_option
-@click.option("--by", type=click.Choice(["user", "sentence"]),
-              help="Also one row per user (LM Challenge) or sentence (LM Zoo).")
+@click.option("--by", type=click.Choice(["user", "sentence", "word"]),
+              help="Also one row per user (LM Challenge) or sentence (LM Zoo), or per word "
+                   "(LM Zoo predictions, with --text): its tokens' surprisals summed.")
 @click.option("--skip-first-token", is_flag=True,
               help="LM Zoo: leave out each sentence's first token (some models report 0).")
+@zoo_reading
+@click.option("--spec", metavar="SPEC.json",
+              help="LM Zoo predictions: the model's spec (name, tokenizer, vocabulary).")
+@click.option("--unkify", metavar="FILE",
+              help="LM Zoo predictions: the model's unkify output (0/1 per token); reports "
+                   "the share of unknown tokens.")
+@click.option("--skip-unk", is_flag=True, help="Leave the unknown tokens of --unkify out.")
+@click.option("--tokenize", metavar="FILE",
+              help="LM Zoo predictions: the model's tokenize output, checked against them.")
+@click.option("--text", metavar="FILE",
+              help="LM Zoo predictions: the sentences the model read, one per line (--by word).")
 @click.option("-ci", "--confidence", is_flag=True,
               help="Bootstrap 95% intervals for every rate, resampling messages (or sentences).")
 @click.option("-cin", "--confidence-n", type=click.IntRange(min=1), default=1000,
@@ -394,17 +417,22 @@ def info(spec: str) -> None:
 @reports_errors
 def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
              reranker: Optional[Tuple[float, float]], by: Optional[str],
-             skip_first_token: bool, confidence: bool, confidence_n: int, seed: Optional[int],
+             skip_first_token: bool, log_base: str, candidates: int, spec: Optional[str],
+             unkify: Optional[str], skip_unk: bool, tokenize: Optional[str],
+             text: Optional[str], confidence: bool, confidence_n: int, seed: Optional[int],
              output: str, scheduler: Optional[str]) -> None:
-    """Statistics of LM Challenge logs (wc, we, ce, wr) as `lmc stats` computes them, and
-    of LM Zoo `get_surprisals` tables (recognised by their header).
+    """Statistics of LM Challenge logs (wc, we, ce, wr) as `lmc stats` computes them, of
+    LM Zoo `get_surprisals` tables (recognised by their header) and of LM Zoo
+    `get_predictions.hdf5` files (recognised by their content).
 
     Logs are JSON Lines, gzipped or not; '-' reads standard input.
     """
     scores = evalproto.lm_score(logs, by=by, confidence=confidence_n if confidence else 0,
                                 seed=seed, reranker=reranker, raw=raw,
-                                skip_first_token=skip_first_token, scheduler=scheduler,
-                                progress=TerminalProgress())
+                                skip_first_token=skip_first_token, log_base=log_base,
+                                candidates=candidates, spec=spec, unkify=unkify,
+                                skip_unk=skip_unk, tokenize=tokenize, text=text,
+                                scheduler=scheduler, progress=TerminalProgress())
     records = [record for score in scores for record in score.to_dict()]
     evalproto.write_output(output, evalproto.format_lm_json(records) if output_format == "json"
                            else evalproto.format_lm_text(records))
@@ -419,16 +447,20 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
               help="Resamples (bs) or trials (ar).")
 @seed_option
 @rerank_option
+@zoo_reading
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
               default="text", show_default=True)
 @output_option
 @reports_errors
 def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optional[int],
-               reranker: Optional[Tuple[float, float]], output_format: str, output: str) -> None:
+               reranker: Optional[Tuple[float, float]], log_base: str, candidates: int,
+               output_format: str, output: str) -> None:
     """Paired significance test of every rate between two logs of the same data
-    (`lmc diff`, with p-values). Logs whose fingerprints differ are refused."""
+    (`lmc diff`, with p-values), or two LM Zoo predictions files of the same tokens.
+    Logs whose fingerprints differ are refused."""
     comparison = evalproto.lm_compare(baseline, other, test, samples, seed, reranker,
-                                      TerminalProgress())
+                                      TerminalProgress(), log_base=log_base,
+                                      candidates=candidates)
     evalproto.write_output(output, evalproto.format_lm_json(comparison.rows)
                            if output_format == "json" else
                            evalproto.format_lm_comparison(comparison.rows, baseline, other))

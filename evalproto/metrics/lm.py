@@ -152,7 +152,7 @@ class LMZoo:
 
     name = "lmzoo"
     higher_is_better = False
-    stat_names = ("bits", "tokens", "sentences")
+    stat_names: Tuple[str, ...] = ("bits", "tokens", "sentences")
     resample_dtype = np.float64
     tested = ["bits_per_token", "perplexity"]
 
@@ -169,3 +169,61 @@ class LMZoo:
 
     def score_many(self, totals: np.ndarray) -> np.ndarray:
         return self.figures(totals)["bits_per_token"]
+
+
+PREDICTION_STAT_NAMES = (
+    *LMZoo.stat_names, "characters", *(f"prediction.{key}" for key in PREDICTION_KEYS),
+    "predictive_entropy", "unknown", "skipped",
+)
+"""A token of an LM Zoo predictions file: its surprisal in bits, 1, 1 if it opens a
+sentence (LMZoo's three), its vocabulary string's length, lmc's prediction columns of its
+rank, the entropy of its predictive distribution in bits, 1 if it is unknown, and 1 if it
+is left out (then every column but `sentences` and `unknown` is 0)."""
+PREDICTION_COLUMN = {name: i for i, name in enumerate(PREDICTION_STAT_NAMES)}
+PREDICTION_RATES = {f"prediction.{key}": f"prediction.{'mrr' if key == 'srr' else key}"
+                    for key in PREDICTION_KEYS}
+"""Each prediction column's rate (per token), under lmc's name."""
+
+
+class LMZooPredictions(LMZoo):
+    """The figures of an LM Zoo predictions file (`get_predictions.hdf5`): LMZoo's
+    surprisal figures of the actual tokens; lmc's `prediction` rates of their ranks, as a
+    `wc` log holding `candidates` predictions per token records them; the mean entropy of
+    the predictive distributions (bits); characters per token; and, when unknown tokens
+    were marked, their share among all tokens. `signed` holds what else the signature
+    says (the model's spec, what was left out)."""
+
+    name = "lmzoo-predictions"
+    stat_names = PREDICTION_STAT_NAMES
+    tested = [*LMZoo.tested, *PREDICTION_RATES.values(), "predictive_entropy"]
+
+    def __init__(self, log_base: str = "e", candidates: int = 100,
+                 signed: Sequence[Tuple[str, str]] = (), unknown_marked: bool = False,
+                 skips: bool = False) -> None:
+        self.log_base, self.candidates = log_base, candidates
+        self.signed, self.unknown_marked, self.skips = tuple(signed), unknown_marked, skips
+
+    def signature(self) -> str:
+        fields = [("base", self.log_base), ("candidates", str(self.candidates)), *self.signed]
+        return "|".join(["lmzoo-predictions", *(f"{key}:{value}" for key, value in fields),
+                         f"version:evalproto-{__version__}"])
+
+    def figures(self, totals: np.ndarray) -> Dict[str, np.ndarray]:
+        totals = np.asarray(totals, dtype=np.float64)
+        column = {name: totals[:, i] for i, name in enumerate(PREDICTION_STAT_NAMES)}
+        tokens = column["tokens"]
+        return {
+            **super().figures(totals),
+            **{rate: _ratios(column[name], tokens) for name, rate in PREDICTION_RATES.items()},
+            "predictive_entropy": _ratios(column["predictive_entropy"], tokens),
+            "characters_per_token": _ratios(column["characters"], tokens),
+            "unknown": _ratios(column["unknown"], tokens + column["skipped"]),
+            "skipped": column["skipped"],
+        }
+
+
+def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """numerator / denominator, element by element; 0 where the denominator is (lmc's
+    rule for a rate of nothing)."""
+    return np.divide(numerators, denominators, out=np.zeros_like(numerators),
+                     where=denominators != 0)

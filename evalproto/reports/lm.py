@@ -1,5 +1,6 @@
 """LM evaluation results in the shapes their tools print: `lmc stats` (humanized, and raw
-as `--no-human`), LM Zoo surprisal figures, and `lmc diff`-like comparisons.
+as `--no-human`), LM Zoo surprisal figures (of surprisal tables, predictions files and
+words), and `lmc diff`-like comparisons.
 
 The figures are the reductions' (evalproto.stats.reductions.Result); this module only
 arranges them, with the same keys and nesting as lmc, and writes them as JSON Lines
@@ -11,7 +12,17 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from evalproto.base.numerals import json_number, to_json
-from evalproto.metrics.lm import COLUMN, DATA_RATES, PREDICTION_KEYS, LMChallenge, LMZoo
+from evalproto.metrics.lm import (
+    COLUMN,
+    DATA_RATES,
+    PREDICTION_COLUMN,
+    PREDICTION_KEYS,
+    PREDICTION_RATES,
+    LMChallenge,
+    LMZoo,
+    LMZooPredictions,
+)
+from evalproto.readers.words import Word
 from evalproto.stats.reductions import Result
 
 
@@ -78,12 +89,53 @@ def zoo_summary(result: Result) -> Dict[str, Any]:
             "bits_per_token": figures["bits_per_token"], "perplexity": figures["perplexity"]}
 
 
+def predictions_summary(result: Result, metric: LMZooPredictions, raw: bool = False
+                        ) -> Dict[str, Any]:
+    """An LM Zoo predictions file's figures (or, `raw`, its sums, nested by their dotted
+    names), and the signature; the share of unknown tokens when they were marked, and
+    how many tokens were left out when some could be."""
+    if raw:
+        sums: Dict[str, Any] = {}
+        for name, total in zip(result.stat_names, result.stats):
+            section, _, key = name.rpartition(".")
+            (sums.setdefault(section, {}) if section else sums)[key] = json_number(total)
+        return {**sums, "signature": metric.signature()}
+    rate = {name: estimate.value for name, estimate in result.figures.items()}
+    record = {**zoo_summary(result),
+              "prediction": {name.split(".")[1]: rate[name] for name in PREDICTION_RATES.values()},
+              "predictive_entropy": rate["predictive_entropy"],
+              "characters_per_token": rate["characters_per_token"]}
+    if metric.unknown_marked:
+        record["unknown"] = rate["unknown"]
+    if metric.skips:
+        record["skipped"] = int(rate["skipped"])
+    record["signature"] = metric.signature()
+    return record
+
+
+def word_summary(log: str, word: Word, total: Sequence[float], metric: LMZooPredictions
+                 ) -> Dict[str, Any]:
+    """A word's surprisal (bits): the sum of its tokens' (none if all were left out)."""
+    value = {name: float(total[i]) for name, i in PREDICTION_COLUMN.items()}
+    record: Dict[str, Any] = {
+        "log": log, "sentence": word.sentence, "word": word.index, "text": word.text,
+        "tokens": int(value["tokens"]),
+        "surprisal": value["bits"] if value["tokens"] else None}
+    if metric.unknown_marked:
+        record["unknown"] = int(value["unknown"])
+    if metric.skips:
+        record["skipped"] = int(value["skipped"])
+    return record
+
+
 def summary(result: Result, metric: Any, log: str, raw: bool = False) -> Dict[str, Any]:
     """Everything lm-score reports for one log (or one of its users or sentences): the
     log, the breakdown's key and value, lmc's figures, and the intervals of the model's
     rates that it shows."""
     labels = {} if result.group is None else {result.group_key: result.group}
-    if isinstance(metric, LMZoo):
+    if isinstance(metric, LMZooPredictions):
+        figures = predictions_summary(result, metric, raw)
+    elif isinstance(metric, LMZoo):
         figures = zoo_summary(result)
     else:
         figures = raw_summary(result, metric) if raw else human_summary(result, metric)
@@ -97,6 +149,10 @@ def summary(result: Result, metric: Any, log: str, raw: bool = False) -> Dict[st
     return record
 
 
+LABELS = ("user", "sentence", "word")
+"""What a breakdown's record is of: a user, a sentence, or a word of a sentence."""
+
+
 def format_json(records: Iterable[Dict[str, Any]]) -> str:
     """JSON Lines with sorted keys, as `lmc stats` writes them; a figure that is not a
     finite number (an overflowing perplexity) is null."""
@@ -107,11 +163,11 @@ def format_text(summaries: Sequence[Dict[str, Any]]) -> str:
     """One block per summary, one `key: value` line per statistic (± its CI)."""
     blocks = []
     for record in summaries:
-        labels = [f"{key} {record[key]}" for key in ("user", "sentence") if key in record]
+        labels = [f"{key} {record[key]}" for key in LABELS if key in record]
         lines = [str(record["log"]) + (f" ({', '.join(labels)})" if labels else "")]
         intervals = record.get("confidence", {})
         for key, value in flat_items(record):
-            if key in ("log", "user", "sentence") or key.startswith("confidence."):
+            if key in ("log", *LABELS) or key.startswith("confidence."):
                 continue
             text = f"{value:.6g}" if isinstance(value, float) else str(value)
             if key in intervals:
