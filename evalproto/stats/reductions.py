@@ -6,11 +6,13 @@ rows and asks the metric for its figures.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import plain_data
 from evalproto.base.progress import QUIET, Progress
 from evalproto.stats.resampling import (
@@ -153,8 +155,9 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     resampled: List[Dict[str, np.ndarray]] = []
     if analysis.bootstrap_n:  # every system on the same resamples, in one pass
         phase = progress.start(f"resampling: {where}", analysis.bootstrap_n)
-        resampled = resampled_figures(units, figures, analysis.bootstrap_n, analysis.seed,
-                                      table.resample_dtype, phase.advance)
+        with placed(f"the bootstrap resamples of {where}"):
+            resampled = resampled_figures(units, figures, analysis.bootstrap_n, analysis.seed,
+                                          table.resample_dtype, phase.advance)
         phase.close()
     tested: Dict[Tuple[int, int], Dict[str, PairedResult]] = {}
     if analysis.paired and len(units) > 1:
@@ -163,8 +166,10 @@ def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
     for number, (system, rows) in enumerate(table.rows.items()):
         where = f"{system}, {table.label}" + (f", {table.group_key} {group}" if group else "")
         total = checked_total(rows, table.stat_names, where)
+        with placed(f"the corpus score of {where}"):
+            figures_of_total = table.figures(total[None, :])
         estimates = {name: Estimate(float(value[0])) for name, value in
-                     table.figures(total[None, :]).items()}
+                     figures_of_total.items()}
         draws = resampled[number] if resampled else {}
         interval = estimate_ci if analysis.paired in ("bs", "ar") else confidence_interval
         for name, values in draws.items():
@@ -246,7 +251,23 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
         scorer = sentences() if sentences else table.metric
         signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
         for system, rows in table.rows.items():
-            results.append(SegmentScores(system, table.label, signature,
-                                         np.asarray(scorer.score_many(rows)),
+            try:
+                scores = np.asarray(scorer.score_many(rows))
+            except EvalprotoError as exc:
+                if exc.item is None:
+                    raise
+                raise exc.at(f"segment {table.ids[exc.item]} of {system}, {table.label}"
+                             ) from None
+            results.append(SegmentScores(system, table.label, signature, scores,
                                          table.extra_decimals, table.score_name))
     return results
+
+
+@contextmanager
+def placed(where: str) -> Iterator[None]:
+    """A failure of the metric inside (an evaluator command's EVAL) said to be `where`:
+    the corpus score of a system, not an item of the call."""
+    try:
+        yield
+    except EvalprotoError as exc:
+        raise exc.at(where) from None
