@@ -75,19 +75,19 @@ def test_the_first_copy_ending_late_does_not_disturb_the_restarted_one(tmp_path)
 
 FAULTS = {
     "error reply": ('print("ERROR cannot score this", flush=True); continue',
-                    "request 3 (SCORE) was answered 'ERROR cannot score this'"),
+                    "request 2 (SCORE) was answered 'ERROR cannot score this'"),
     "garbage": ('print("hello there", flush=True); continue',
-                "the reply to request 3 (SCORE) is not finite numbers"),
+                "the reply to request 2 (SCORE) is not finite numbers"),
     "nan": ('print("1 nan 2", flush=True); continue',
-            "the reply to request 3 (SCORE) is not finite numbers"),
+            "the reply to request 2 (SCORE) is not finite numbers"),
     "wrong length": ('print("1 2", flush=True); continue',
-                     "the reply to request 3 (SCORE) has 2 numbers, expected 3"),
+                     "the reply to request 2 (SCORE) has 2 numbers, expected 3"),
     "crash": ('sys.stderr.write("boom: out of memory\\n"); sys.exit(3)',
-              "exited before replying to request 3 (SCORE); exit status 3; "
+              "exited before replying to request 2 (SCORE); exit status 3; "
               "stderr: boom: out of memory"),
-    "exit 0 early": ("sys.exit(0)", "exited before replying to request 3 (SCORE); exit status 0"),
+    "exit 0 early": ("sys.exit(0)", "exited before replying to request 2 (SCORE); exit status 0"),
     "extra line": ('print("1 1 1", flush=True)', "printed a line no request asked for"),
-    "silence": ("time.sleep(60)", "no reply to request 3 (SCORE) within 2 s; still running, "
+    "silence": ("time.sleep(60)", "no reply to request 2 (SCORE) within 2 s; still running, "
                                   "killed by evalproto"),
 }
 
@@ -176,7 +176,7 @@ def test_corpus_score_reports_the_fault_without_a_traceback(tmp_path):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "--timeout", "10")
     assert result.exit_code == 1
     assert f"evaluator {command!r} failed" in result.output
-    assert "request 3 (SCORE)" in result.output and "exit status 5" in result.output
+    assert "request 2 (SCORE)" in result.output and "exit status 5" in result.output
     assert "died here" in result.output and "Traceback" not in result.output
 
 
@@ -265,7 +265,7 @@ def test_a_malformed_info_reply_is_one_clear_error(tmp_path, reply, problem):
 def test_a_reply_line_without_end_is_capped(tmp_path):
     command = fake(tmp_path, 'sys.stdout.write("1" * 70_000_000); sys.stdout.flush(); '
                              'time.sleep(60)')
-    with pytest.raises(EvaluatorError, match=r"its reply to request 3 \(SCORE\) is longer than "
+    with pytest.raises(EvaluatorError, match=r"its reply to request 2 \(SCORE\) is longer than "
                                              r"64 MiB"):
         with EvaluatorProcess(command, timeout=30) as process:
             process.stats_many(ITEMS)

@@ -96,7 +96,10 @@ def test_scores_on_the_cluster_keep_whitespace_and_say_what_the_protocol_dropped
 
 def test_an_external_evaluator_starts_once_per_worker(cluster, tmp_path):
     pids = tmp_path / "pids"
-    command = fake(tmp_path, startup=f'open({str(pids)!r}, "a").write(f"{{os.getpid()}}\\n")')
+    description = ('{"name": "fake", "stats": ["a", "b", "c"], "higher_is_better": true, '
+                   '"signature": "fake"}')
+    command = fake(tmp_path, startup=f'open({str(pids)!r}, "a").write(f"{{os.getpid()}}\\n")',
+                   on_unknown=f"reply = {description!r}")
     remote = rows("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command,
                   "--scheduler", cluster.scheduler.address)
     local = rows("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command)

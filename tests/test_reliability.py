@@ -42,7 +42,7 @@ def test_a_failed_evaluator_leaves_no_orphaned_children(tmp_path, monkeypatch):
     monkeypatch.setenv("PID_FILE", str(pid_file))
     spawn = ('child = subprocess.Popen(["sleep", "60"]); '
              'open(os.environ["PID_FILE"], "w").write(str(child.pid)); time.sleep(60)')
-    with pytest.raises(EvaluatorError, match="no reply to request 3"):
+    with pytest.raises(EvaluatorError, match="no reply to request 2"):
         with EvaluatorProcess(fake(tmp_path, spawn), timeout=2) as process:
             process.stats_many(ITEMS)
     assert process_state(process._process.pid) == "gone"  # reaped by terminate()
@@ -56,7 +56,7 @@ FAULTS = {
     "wrong length": ('sys.stderr.write("oops\\n"); print("1 2 3 4", flush=True); continue',
                      "has 4 numbers, expected 3", "oops"),
     "silence": ('sys.stderr.write("thinking\\n"); sys.stderr.flush(); time.sleep(60)',
-                "no reply to request 3 (SCORE) within 2 s", "thinking"),
+                "no reply to request 2 (SCORE) within 2 s", "thinking"),
 }
 
 
@@ -70,7 +70,7 @@ def test_corpus_score_names_command_request_status_and_stderr(tmp_path, monkeypa
     assert result.exit_code == 1
     assert f"evaluator {command!r} failed" in result.output
     assert problem in result.output and f"stderr: {stderr_tail}" in result.output
-    assert "request 3" in result.output and "Traceback" not in result.output
+    assert "request 2" in result.output and "Traceback" not in result.output
     assert_ends(wait_for_file(tmp_path / "evaluator.pid"))
     assert not (tmp_path / "scores.json").exists()
 

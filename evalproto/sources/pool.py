@@ -129,11 +129,13 @@ class EvaluatorPool(ClosedOnExit):
                     return
                 rows[number] = _part_stats(copy, part)
 
-        from concurrent.futures import ThreadPoolExecutor  # see __init__'s import
+        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
         threads = ThreadPoolExecutor(len(self._copies))
-        try:
-            for done in [threads.submit(work, copy) for copy in self._copies]:
+        try:  # the first failure is raised at once, not after the copies before it
+            running = [threads.submit(work, copy) for copy in self._copies]
+            finished, _ = wait(running, return_when=FIRST_EXCEPTION)
+            for done in [*[done for done in finished if done.exception()], *running]:
                 done.result()
         finally:
             # Not waiting for the threads: after Ctrl-C or SIGTERM they may wait for

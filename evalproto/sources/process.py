@@ -41,6 +41,7 @@ from evalproto.base import processes
 from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError
 from evalproto.base.items import Item, checked_items
 from evalproto.base.numerals import shorten
+from evalproto.sources.handshake import INFO_WAIT, Action, State, classify, reason, step
 from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
     LineTooLong,
@@ -54,17 +55,14 @@ from evalproto.wire.protocol import (
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds an evaluator command may take over one reply before it is given up on."""
-INFO_WAIT = 10.0
-"""The longest wait for the reply to INFO before scoring goes on without it."""
 _STDERR_TAIL_BYTES = 2000
 _EXIT_GRACE_SECONDS = 5.0
-_ASKED, _LATE, _DESCRIBED, _UNDESCRIBED = "asked", "late", "described", "undescribed"
 
 Reply = Union[bytes, LineTooLong]
 
 
-class _ExitedOnInfo(Exception):
-    """The evaluator exited before its first reply after refusing INFO."""
+class _StartAgain(Exception):
+    """The hand-shake says: start the evaluator again without INFO, and resend."""
 
 
 class ClosedOnExit:
@@ -93,17 +91,21 @@ Closing = TypeVar("Closing", bound=ClosedOnExit)
 class EvaluatorProcess(ClosedOnExit):
     """An external evaluator command, with the interface of an in-process Evaluator.
 
-    The first request is `INFO`. Its reply is awaited when first needed, until at most
-    INFO_WAIT seconds after INFO was sent (so copies of a -j pool started together
-    share one wait, whichever is asked first):
-    - a JSON object describes the evaluator: its stat names, direction and signature;
-    - an ERROR line, or an exit, means it does not know INFO. One that exited, at once
-      or when the SCOREs arrive (the protocol's fail-fast), is started again without it;
-    - no reply in time means a slow start or an evaluator that ignores INFO: its first
-      reply line then tells which (a late JSON object is taken as the description).
-    An evaluator that does not describe itself still works (its stats are stat1...,
-    its signature its command line), with a warning saying so.
+    The first request is `INFO`; the hand-shake (evalproto.sources.handshake) settles
+    from its reply how the evaluator is used. Its reply is awaited when first needed,
+    until at most INFO_WAIT seconds after INFO was sent (so copies of a -j pool started
+    together share one wait). An evaluator that does not describe itself still works
+    (its stats are stat1..., its signature its command line), with a warning.
+
+    Replies are checked to be in step with the requests before any result is returned:
+    a described evaluator gets INFO after each batch of requests, whose JSON reply must
+    come exactly where it belongs (a reply written twice, or one left out, shows there);
+    for one without INFO, no line may be waiting beyond the replies.
     """
+
+    strips_whitespace = True
+    """The protocol strips the whitespace around every field: what is sent is each text
+    stripped (corpus_rows says when that changed a segment)."""
 
     def __init__(self, command: str | Sequence[str], timeout: Optional[float] = DEFAULT_TIMEOUT,
                  probe_info: bool = True) -> None:
@@ -121,10 +123,11 @@ class EvaluatorProcess(ClosedOnExit):
         self.timeout = checked_timeout(timeout)
         self.info: Optional[Dict[str, Any]] = None
         self._stat_names: Optional[Tuple[str, ...]] = None
+        self._lock = threading.Lock()  # starting and stopping, from any thread
+        self._state = State.ASKED if probe_info else State.UNDESCRIBED
         self._start()
-        self._info = _ASKED if probe_info else _UNDESCRIBED
         if probe_info:
-            self._send(["INFO\n"])
+            self._send(["INFO\n"], checked=False)
         self._info_asked_at = time.monotonic()
 
     # -- what the evaluator says of itself ----------------------------------------
@@ -165,32 +168,57 @@ class EvaluatorProcess(ClosedOnExit):
         return self.info["signature"] if self.info else f"command:{self.command}"
 
     def _described(self) -> None:
-        """Take the reply to INFO, if it is still awaited (see the class docstring)."""
-        if self._info != _ASKED:
+        """Take the reply to INFO if it is still awaited; nothing else is pending then."""
+        if self._state is not State.ASKED:
             return
         wait = INFO_WAIT if self.timeout is None else min(self.timeout, INFO_WAIT)
         try:
             line = self._next_line(max(0.0, self._info_asked_at + wait - time.monotonic()))
         except queue.Empty:
-            self._info = _LATE
+            self._move_to(State.LATE)
             return
-        if line is None:  # it exited on INFO: start afresh without it
-            self._restart_without_info("it exited when asked for INFO")
-        elif isinstance(line, LineTooLong):
+        if isinstance(line, LineTooLong):
             self._fail(f"its reply to INFO is longer than {MAX_LINE_BYTES >> 20} MiB")
-        else:
-            self._take_info(_decode(line))
+        try:
+            self._hand_shake(line)
+        except _StartAgain:
+            pass  # nothing but INFO was sent
 
-    def _take_info(self, text: str) -> None:
-        """The reply to INFO: a description, or a refusal (an ERROR line)."""
-        text = text.strip()
-        if text.startswith("ERROR"):
-            self._info, self._may_restart = _UNDESCRIBED, True
-            self._warn_undescribed(f"it answered INFO with {shorten(text, 100)}")
-            return
-        self.info = self._checked_info(text)
-        self._stat_names = tuple(self.info["stats"])
-        self._info = _DESCRIBED
+    def _hand_shake(self, line: Optional[bytes]) -> bool:
+        """Take the first line after INFO (None: the output ended) as the hand-shake
+        says; True if it is the reply to the first request. Raises _StartAgain once the
+        evaluator has been started again without INFO."""
+        text = _decode(line).strip() if line is not None else ""
+        event = classify(text if line is not None else None)
+        state, action = step(self._state, event)
+        if action in (Action.DESCRIBE, Action.REFUSE):  # a refused one fails here
+            self.info = self._checked_info(text)
+            self._stat_names = tuple(self.info["stats"])
+            self._move_to(state)
+            return False
+        why = reason(self._state, event, shorten(text, 100))
+        if action is Action.RESTART:
+            self._start(again=True)
+        self._move_to(state)
+        self._warn_undescribed(why)
+        if action is Action.RESTART:
+            raise _StartAgain()
+        return True
+
+    def _move_to(self, state: State) -> None:
+        """The hand-shake's next state, unless the evaluator was stopped meanwhile (by
+        another thread: a -j pool ending its copies), which is then said."""
+        with self._lock:
+            if self._state is State.STOPPED:
+                raise EvaluatorError(f"evaluator {self.command!r} was stopped")
+            self._state = state
+
+    def _usable(self) -> None:
+        """Settle the hand-shake if it is not yet; a stopped evaluator is not used again."""
+        if self._state is State.STOPPED:
+            raise EvaluatorError(f"evaluator {self.command!r} was stopped after an earlier "
+                                 f"failure or interruption: load it again")
+        self._described()
 
     def _checked_info(self, text: str) -> Dict[str, Any]:
         try:
@@ -204,22 +232,13 @@ class EvaluatorProcess(ClosedOnExit):
                        f"'higher_is_better' and 'signature', or an ERROR line")
         return info
 
-    def _restart_without_info(self, reason: str) -> None:
-        self.terminate()
-        self._start()
-        self._info, self._may_restart = _UNDESCRIBED, False
-        self._warn_undescribed(reason)
-
     def _warn_undescribed(self, reason: str) -> None:
         warnings.warn(EvaluatorWarning(
             f"evaluator {self.command!r} did not describe itself ({reason}): its "
-            f"statistics are named stat1, stat2, ... and its signature is its command line"))
+            f"statistics are named stat1, stat2, ... and its signature is its command line"),
+            stacklevel=2)
 
     # -- the Evaluator interface --------------------------------------------------
-
-    strips_whitespace = True
-    """The protocol strips the whitespace around every field: what is sent is each text
-    stripped (corpus_rows says when that changed a segment)."""
 
     def stats_many(self, items: Iterable[Item]) -> np.ndarray:
         """One row per item; requests are pipelined, replies checked in order."""
@@ -229,19 +248,18 @@ class EvaluatorProcess(ClosedOnExit):
         """stats_many in two steps, so that the caller makes its next items while the
         evaluator works: the requests are sent now, and the function returned waits
         for their rows. Call such functions in the order they were returned. Until
-        the evaluator has answered once (it may yet exit on INFO, and be started
-        again without it), the rows are awaited here."""
+        the hand-shake is settled, the rows are awaited here."""
         lines = format_score_requests([
             Item(tuple([ref.strip() for ref in refs]), hyp.strip())
             for refs, hyp in checked_items(items)])
-        self._described()
-        if self._may_restart or self._info == _LATE:
+        self._usable()
+        if self._state is State.LATE:
             rows = self._rows(*self._pipelined(lines, "SCORE"), "SCORE")
             return lambda: rows
-        first_request, writer = self._send(lines)
+        first_request, writer, checked = self._send(lines)
 
         def rows_when_replied() -> np.ndarray:
-            replies = self._replies_to(first_request, len(lines), "SCORE")
+            replies = self._replies_to(first_request, len(lines), "SCORE", checked)
             writer.join()
             return self._rows(replies, first_request, "SCORE")
 
@@ -265,6 +283,8 @@ class EvaluatorProcess(ClosedOnExit):
         The wait for its exit is bounded whatever the timeout; once it has exited,
         anything it left running (a background child holding its output open) is
         killed with its group."""
+        if self._state is State.STOPPED:
+            return
         self._described()
         self._close_stdin()
         status = processes.exit_status(self._process, _EXIT_GRACE_SECONDS)
@@ -278,29 +298,42 @@ class EvaluatorProcess(ClosedOnExit):
         except queue.Empty:
             extra = None  # its output is held open by nothing that is still running
         if extra is not None:
-            shown = shorten(_decode(extra)) if isinstance(extra, bytes) else "a huge line"
-            self._fail(f"it printed a line no request asked for: {shown}")
+            self._fail(f"it printed a line no request asked for: {_shown(extra)}")
         if status != 0:
             self._fail("it exited with a non-zero status at the end of its input")
+        self._state = State.STOPPED
 
     def terminate(self) -> None:
-        """Stop the evaluator and anything it started, and reap it (on errors and Ctrl-C)."""
+        """Stop the evaluator and anything it started, and reap it (on errors and
+        Ctrl-C); once stopped, it is never started again."""
+        with self._lock:
+            self._state = State.STOPPED
+            self._end_process()
+
+    def _end_process(self) -> None:
         processes.kill_group(self._process)
         self._process.wait()
         self._close_stdin()
 
     # -- the process and its three pipes ------------------------------------------
 
-    def _start(self) -> None:
-        try:
-            self._process = processes.take(self.argv) or processes.spawn(self.argv)
-        except OSError as exc:
-            problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
-            raise EvaluatorError(
-                f"cannot start evaluator {self.command!r}: {problem}: {self.argv[0]!r}") from None
+    def _start(self, again: bool = False) -> None:
+        """Start the evaluator (`again`: in place of the one running), unless it was
+        stopped: a thread still at work after a stop must not start one."""
+        with self._lock:
+            if self._state is State.STOPPED:
+                raise EvaluatorError(f"evaluator {self.command!r} was stopped")
+            if again:
+                self._end_process()
+            try:
+                self._process = processes.take(self.argv) or processes.spawn(self.argv)
+            except OSError as exc:
+                problem = ("command not found" if isinstance(exc, FileNotFoundError)
+                           else exc.strerror)
+                raise EvaluatorError(f"cannot start evaluator {self.command!r}: {problem}: "
+                                     f"{self.argv[0]!r}") from None
         self._requested = 0  # request lines handed to a writer thread
         self._writer: Optional[threading.Thread] = None
-        self._may_restart = False
         self._replies: queue.Queue[Optional[List[Reply]]] = queue.Queue()
         self._received: Deque[Reply] = deque()
         self._ended = False
@@ -317,29 +350,33 @@ class EvaluatorProcess(ClosedOnExit):
     def _pipelined(self, lines: Sequence[str], kind: str) -> Tuple[List[str], int]:
         """Send request lines from a writer thread while collecting the replies in
         order, so throughput is not bounded by round trips; (replies, the number of
-        the first request). An evaluator that turned out to have exited on INFO is
-        started again without it, and the lines are sent again."""
-        self._described()
+        the first request). When the first replies settle the hand-shake by starting
+        the evaluator again, the lines are sent again."""
+        self._usable()
         while True:
-            first_request, writer = self._send(lines)
+            first_request, writer, checked = self._send(lines)
             try:
-                replies = self._replies_to(first_request, len(lines), kind)
-            except _ExitedOnInfo:
-                writer.join()
-                self._restart_without_info("it exited after its reply to INFO")
+                replies = self._replies_to(first_request, len(lines), kind, checked)
+            except _StartAgain:
                 continue
             writer.join()
             return replies, first_request
 
-    def _send(self, lines: Sequence[str]) -> Tuple[int, threading.Thread]:
+    def _send(self, lines: Sequence[str], checked: Optional[bool] = None
+              ) -> Tuple[int, threading.Thread, bool]:
         """Have request lines written by a thread of their own, once the lines handed
-        over before them are written; (the number of the first request, the thread)."""
+        over before them are written; a described evaluator also gets INFO after them
+        (`checked`). (The number of the first request, the thread, `checked`.)"""
+        if checked is None:
+            checked = self._state is State.DESCRIBED
+        if checked:
+            lines = [*lines, "INFO\n"]
         first_request = self._requested + 1
         self._requested += len(lines)
         self._writer = threading.Thread(target=self._write, args=(lines, self._writer),
                                         daemon=True)
         self._writer.start()
-        return first_request, self._writer
+        return first_request, self._writer, checked
 
     def _write(self, lines: Sequence[str], after: Optional[threading.Thread]) -> None:
         """Send request lines once `after` has sent its own; a dead evaluator is
@@ -374,6 +411,19 @@ class EvaluatorProcess(ClosedOnExit):
             return lines
         return [self._received.popleft() for _ in range(most)]
 
+    def _arrived(self) -> Optional[Reply]:
+        """A line that has already arrived beyond those taken, without waiting."""
+        while not self._received and not self._ended:
+            try:
+                batch = self._replies.get_nowait()
+            except queue.Empty:
+                return None
+            if batch is None:
+                self._ended = True
+            else:
+                self._received.extend(batch)
+        return self._received[0] if self._received else None
+
     def _drain_stderr(self, stderr: BinaryIO) -> None:
         while chunk := stderr.read1(65536):
             if stderr is self._process.stderr:  # not a replaced copy's
@@ -387,59 +437,90 @@ class EvaluatorProcess(ClosedOnExit):
 
     # -- replies ------------------------------------------------------------------
 
-    def _replies_to(self, first_request: int, count: int, kind: str) -> List[str]:
-        """The reply lines to `count` requests from `first_request` on. They are decoded
-        a batch at a time; only a batch that holds an ERROR is gone through line by
-        line, to name its request."""
+    def _replies_to(self, first_request: int, count: int, kind: str, checked: bool
+                    ) -> List[str]:
+        """The reply lines to `count` requests from `first_request` on, checked to be in
+        step (see the class docstring). They are decoded a batch at a time; only a batch
+        that holds an ERROR is gone through line by line, to name its request. An
+        evaluator that exits part-way has the replies it gave checked first, so that a
+        bad one is named rather than the missing ones."""
+        wanted = count + checked  # and the reply to the INFO after them
         replies: List[str] = []
-        while len(replies) < count:
+        while len(replies) < wanted:
             number = first_request + len(replies)
             try:
-                lines = self._take_lines(count - len(replies), self.timeout)
+                lines = self._take_lines(wanted - len(replies), self.timeout)
             except queue.Empty:
-                self._fail(f"no reply to request {number} ({kind}) within {self.timeout:g} s",
-                           item=len(replies))
-            if not lines:
-                if self._may_restart and not replies:
-                    raise _ExitedOnInfo()
-                self._fail(f"it exited before replying to request {number} ({kind})",
-                           exiting=True, item=len(replies))
-            if self._info == _LATE:
-                lines = self._late_info(lines)
+                self._fail(f"no reply to {_request(number, kind, len(replies), count)} within "
+                           f"{self.timeout:g} s", item=_item(len(replies), count))
+            if self._state is State.LATE:
+                lines = self._first_replies(lines)
                 if not lines:
-                    continue
-            self._may_restart = False
+                    continue  # the late description, and nothing else yet
+            if not lines:
+                self._rows(replies[:count], first_request, kind)
+                self._fail(f"it exited before replying to "
+                           f"{_request(number, kind, len(replies), count)}", exiting=True,
+                           item=_item(len(replies), count))
             for offset, line in enumerate(lines):
                 if isinstance(line, LineTooLong):
-                    self._fail(f"its reply to request {number + offset} ({kind}) is longer "
-                               f"than {MAX_LINE_BYTES >> 20} MiB", item=len(replies) + offset)
+                    at = len(replies) + offset
+                    self._fail(f"its reply to {_request(number + offset, kind, at, count)} is "
+                               f"longer than {MAX_LINE_BYTES >> 20} MiB", item=_item(at, count))
             text = _decode(b"\n".join(lines))
             if "ERROR" in text:
                 for offset, line in enumerate(map(str.strip, text.split("\n"))):
                     if line.startswith("ERROR"):
-                        self._fail(f"request {number + offset} ({kind}) was answered "
-                                   f"{shorten(line, 300)}", item=len(replies) + offset)
+                        at = len(replies) + offset
+                        self._fail(f"{_request(number + offset, kind, at, count)} was answered "
+                                   f"{shorten(line, 300)}", item=_item(at, count))
+            if checked and "{" in text:
+                self._check_none_early(text.split("\n"), len(replies), first_request, count,
+                                       kind)
             replies += text.split("\n")
-        return replies
+        if checked:
+            self._check_in_step(replies, first_request, count)
+        elif first_request + count - 1 == self._requested:  # nothing more is awaited
+            extra = self._arrived()
+            if extra is not None:
+                self._fail(f"it printed a line no request asked for: {_shown(extra)}")
+        return replies[:count]
 
-    def _late_info(self, lines: List[Reply]) -> List[Reply]:
-        """The first line after an unanswered INFO: the late reply to INFO (taken, and
-        left out of the replies), or already the reply to the next request."""
-        self._info = _UNDESCRIBED
-        first = lines[0]
-        text = _decode(first).strip() if isinstance(first, bytes) else ""
-        if text.startswith(("{", "ERROR")):
-            self._take_info(text)
-            return lines[1:]
-        self._warn_undescribed("it did not answer INFO")
-        return lines
+    def _first_replies(self, lines: List[Reply]) -> List[Reply]:
+        """The first lines after an unanswered INFO, as the hand-shake takes them: a
+        late description is left out, a reply kept (an end of the output, or an ERROR,
+        starts the evaluator again: _StartAgain)."""
+        first = lines[0] if lines else None
+        keep = self._hand_shake(b"" if isinstance(first, LineTooLong) else first)
+        return lines if keep else lines[1:]
+
+    def _check_none_early(self, lines: List[str], first: int, first_request: int,
+                          count: int, kind: str) -> None:
+        """The reply to the INFO sent after `count` requests, come before their replies
+        are all in: a request was left unanswered (the wait for its reply would never
+        end)."""
+        for at, line in enumerate(lines, first):
+            if at < count and line.lstrip().startswith("{"):
+                self._fail(f"its replies are out of step with the requests: the reply to "
+                           f"INFO (request {first_request + count}) came where the reply to "
+                           f"request {first_request + at} ({kind}) belongs: it left a "
+                           f"request unanswered", item=at)
+
+    def _check_in_step(self, replies: List[str], first_request: int, count: int) -> None:
+        """In the place of the reply to the INFO sent after `count` requests, a line came
+        that no request asked for (or a reply written twice)."""
+        if not replies[count].lstrip().startswith("{"):
+            self._fail(f"its replies are out of step with the requests: where the reply to "
+                       f"INFO (request {first_request + count}) belongs came "
+                       f"{shorten(replies[count].strip())}: it wrote a line that no request "
+                       f"asked for (or one reply twice)")
 
     def _rows(self, replies: List[str], first_request: int, kind: str) -> np.ndarray:
         """The numbers of SCORE replies (a row of stats each) or EVAL replies (one
         each), checked in bulk, or reply by reply to name the first bad one."""
-        if kind == "SCORE" and self.stat_names is None and replies:
+        if kind == "SCORE" and self._stat_names is None and replies:
             self._numbers(replies[0], first_request, 0)  # the first reply fixes the width
-        width = len(self.stat_names or ()) if kind == "SCORE" else 1
+        width = len(self._stat_names or ()) if kind == "SCORE" else 1
         rows = parse_rows(replies, width)
         if rows is None:
             parse = self._numbers if kind == "SCORE" else self._single_number
@@ -452,13 +533,13 @@ class EvaluatorProcess(ClosedOnExit):
         if values is None:
             self._fail(f"the reply to request {number} (SCORE) is not finite numbers: "
                        f"{shorten(text)}", item=item)
-        if self.stat_names is None:
+        if self._stat_names is None:
             if not values:
                 self._fail(f"the reply to request {number} (SCORE) is empty", item=item)
             self._stat_names = tuple(f"stat{i}" for i in range(1, len(values) + 1))
-        if len(values) != len(self.stat_names):
+        if len(values) != len(self._stat_names):
             self._fail(f"the reply to request {number} (SCORE) has {len(values)} numbers, "
-                       f"expected {len(self.stat_names)}", item=item)
+                       f"expected {len(self._stat_names)}: {shorten(text)}", item=item)
         return values
 
     def _single_number(self, text: str, number: int, item: int) -> float:
@@ -486,6 +567,21 @@ class EvaluatorProcess(ClosedOnExit):
         raise EvaluatorError(
             f"evaluator {self.command!r} failed: {problem}; {state}; "
             f"stderr: {tail[-500:] if tail else '(empty)'}", item)
+
+
+def _request(number: int, kind: str, at: int, count: int) -> str:
+    """"request N (KIND)" for the reply at `at` among a call's, whose last (at `count`)
+    may be the INFO that checks them."""
+    return f"request {number} ({kind if at < count else 'INFO'})"
+
+
+def _item(at: int, count: int) -> Optional[int]:
+    """The index of the call's item whose reply is at `at` (None: the checking INFO)."""
+    return at if at < count else None
+
+
+def _shown(line: Reply) -> str:
+    return shorten(_decode(line)) if isinstance(line, bytes) else "a huge line"
 
 
 def _info_problem(info: Any) -> Optional[str]:
