@@ -33,7 +33,8 @@ def lines(path: Path) -> list[str]:
     return [line.rstrip() for line in path.read_text(encoding="utf-8").split("\n")[:-1]]
 
 
-def fast_score(binary: str, refs: list[Path], hyp: Path, shim_dir: str) -> subprocess.CompletedProcess:
+def fast_score(binary: str, refs: list[Path], hyp: Path, shim_dir: str
+               ) -> subprocess.CompletedProcess:
     command = [binary, *(arg for ref in refs for arg in ("-r", str(ref))), "-m", "METEOR",
                "-i", str(hyp)]
     env = {**os.environ, "PATH": shim_dir + os.pathsep + os.environ["PATH"]}

@@ -181,7 +181,7 @@ class CHRF(CountsEvaluator):
         names = self.stat_names
         orders = [("char", n) for n in range(1, self.char_order + 1)] + [
             ("word", n) for n in range(1, self.word_order + 1)]
-        for i, (kind, n) in enumerate(orders):
+        for i, (_, n) in enumerate(orders):
             hyp, ref, match = rows[:, 3 * i], rows[:, 3 * i + 1], rows[:, 3 * i + 2]
             yield match > np.minimum(hyp, ref), \
                 f"{names[3 * i + 2]} <= min({names[3 * i]}, {names[3 * i + 1]})"

@@ -74,7 +74,8 @@ class Combine(Evaluator):
 
     def signature_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
-            "parts": ",".join(f"{spec}={weight:g}" for spec, weight in zip(self.specs, self.weights))}
+            "parts": ",".join(f"{spec}={weight:g}"
+                              for spec, weight in zip(self.specs, self.weights))}
         for i, part in enumerate(self.parts, 1):
             fields.update({f"{part.name}{i}.{key}": value
                            for key, value in part.signature_fields().items()})

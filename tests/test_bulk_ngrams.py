@@ -158,7 +158,8 @@ def test_a_failing_item_in_a_batch_is_named(metric, monkeypatch):
 
     monkeypatch.setattr(metric, "_tokens" if hasattr(metric, "_tokens") else "_cased", refuse_bad)
     items = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "BAD")]
-    with pytest.raises(EvaluatorError, match="item 3: evaluator .* failed: cannot read BAD") as caught:
+    with pytest.raises(EvaluatorError,
+                       match="item 3: evaluator .* failed: cannot read BAD") as caught:
         metric.stats_many(items)
     assert caught.value.item == 2
 

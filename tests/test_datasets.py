@@ -46,10 +46,13 @@ def test_a_dynabench_dataset_scores_with_per_tag_rows(dynabench):
 
 
 def test_a_custom_reference_field(tmp_path):
-    dataset = write_jsonl(tmp_path / "d.jsonl", [{"id": 1, "label": "yes"}, {"id": 2, "label": "no"}])
-    predictions = write_jsonl(tmp_path / "p.jsonl", [{"id": 1, "answer": "yes"}, {"id": 2, "answer": "yes"}])
+    dataset = write_jsonl(tmp_path / "d.jsonl",
+                          [{"id": 1, "label": "yes"}, {"id": 2, "label": "no"}])
+    predictions = write_jsonl(tmp_path / "p.jsonl",
+                              [{"id": 1, "answer": "yes"}, {"id": 2, "answer": "yes"}])
     result = run_cli("corpus-score", "--data-format", "dynabench", "--ref-field", "label",
-                     "--hyp-field", "answer", dataset, predictions, "-m", "exact-match", "-f", "json")
+                     "--hyp-field", "answer", dataset, predictions, "-m", "exact-match",
+                     "-f", "json")
     assert json_rows(result.output)[0]["score"] == 50.0
 
 
@@ -64,7 +67,8 @@ def test_a_custom_reference_field(tmp_path):
      "d.jsonl: line 2: duplicate example id 'a'"),
     ([{"id": "a", "text": "x"}], [{"id": "a", "pred": "x"}], "d.jsonl: line 1: no 'answer' field"),
     ([{"answer": "x"}], [{"id": "a", "pred": "x"}], "d.jsonl: line 1: an example needs a 'uid'"),
-    ([{"id": "a", "answer": "x"}], [{"id": "a", "pred": 3}], "p.jsonl: line 1: expected a string in 'pred'"),
+    ([{"id": "a", "answer": "x"}], [{"id": "a", "pred": 3}],
+     "p.jsonl: line 1: expected a string in 'pred'"),
     ([{"id": {"x": 1}, "answer": "x"}], [{"id": "a", "pred": "x"}],
      "d.jsonl: line 1: an id must be a string or a whole number, found dict"),
     ([{"id": "a", "answer": "x"}], [{"id": [1], "pred": "x"}],

@@ -188,8 +188,9 @@ def test_a_local_cluster_from_the_command_line():
     assert remote[0]["score"] == rows("corpus-score", *DE_EN_REFS, DE_EN_HYP)[0]["score"]
 
 
-@pytest.mark.parametrize("scheduler, message", [("local:zero", "needs a number of workers"),
-                                                ("tcp://127.0.0.1:9", "cannot reach the Dask scheduler")])
+@pytest.mark.parametrize("scheduler, message", [
+    ("local:zero", "needs a number of workers"),
+    ("tcp://127.0.0.1:9", "cannot reach the Dask scheduler")])
 def test_bad_schedulers_are_explained(scheduler, message):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "--scheduler", scheduler)
     assert result.exit_code == 1 and message in result.output

@@ -55,7 +55,8 @@ def good_request(draw, big=False):
     else:
         vector = draw(possible_sum())
         separator = draw(st.sampled_from([" ||| ", " |||", "|||", "\t|||  "]))
-        line = "EVAL" + separator + " ".join(map(str, vector)) + draw(st.sampled_from(["", " ", "\r"]))
+        ending = draw(st.sampled_from(["", " ", "\r"]))
+        line = "EVAL" + separator + " ".join(map(str, vector)) + ending
         reply = format_number(EVALUATOR.checked_score(vector))
     return line.encode("utf-8"), reply
 

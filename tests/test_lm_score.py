@@ -180,8 +180,8 @@ EVENT = "not an LM Challenge event (a JSON object with a string 'target' and typ
     ('{"target": "a"}\n{"target": "b", "logp": 1e999999}\n', f"line 2: {EVENT}Number out of range"),
     ('{"target": "a", "completions": [["a"]]}\n{"target": "b", "completions": []}\n',
      f"line 2: {EVENT}Expected `array` of length >= 1 - at `$.completions`"),
-    ('{"target": "a", "completions": ["a", "b"]}\n', f"line 1: {EVENT}Expected `array`, got `str` - "
-     "at `$.completions[0]`"),
+    ('{"target": "a", "completions": ["a", "b"]}\n',
+     f"line 1: {EVENT}Expected `array`, got `str` - at `$.completions[0]`"),
     ('{"target": "a", "completions": [["a", null]]}\n', "got `null` - at `$.completions[0][1]`"),
     # ids that lmc cannot fingerprint
     ('{"target": "a", "user": {"id": 1}}\n', f"line 1: {EVENT}Expected `bool | int | str | null`, "

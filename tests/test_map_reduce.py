@@ -120,7 +120,8 @@ def test_the_format_is_plain_tab_separated_text(tmp_path):
     # the last digit and the line end lost: the row still parses, with another number
     (lambda text: text[:-2], "the file is incomplete: its last line has no line end"),
     (lambda text: text.replace("\n1\t", "\n1\tx"), "line 3: number 1 is not a finite number"),
-    (lambda text: text.replace("\tcorrect_1", "\tcorrect_one"), "line 2: expected the column names"),
+    (lambda text: text.replace("\tcorrect_1", "\tcorrect_one"),
+     "line 2: expected the column names"),
 ])
 def test_damaged_stats_files_are_named(tmp_path, damage, message):
     (path, *_) = shard(tmp_path, DE_EN_HYP)
@@ -277,4 +278,5 @@ def test_impossible_rows_are_refused(tmp_path, row, rule):
     Path(path).write_text("\n".join(lines))
     result = run_cli("reduce", path, "--partial")
     assert result.exit_code == 1
-    assert f"{path}: line 4: these bleu statistics are impossible: they break {rule}" in result.output
+    assert (f"{path}: line 4: these bleu statistics are impossible: they break {rule}"
+            in result.output)

@@ -87,7 +87,8 @@ def test_chrf_keeps_the_best_reference_per_segment():
     from evalproto.evaluators.chrf import CHRF
     chrf = CHRF()
     far, near = "completely unrelated words", "the cat sat on the mat"
-    assert chrf.stats([far, near], "the cat sat on a mat") == chrf.stats([near], "the cat sat on a mat")
+    hyp = "the cat sat on a mat"
+    assert chrf.stats([far, near], hyp) == chrf.stats([near], hyp)
 
 
 TER_CASES = [
@@ -302,8 +303,8 @@ def test_combine_is_the_weighted_sum_of_its_parts(mode):
 def test_bad_combine_parts_are_explained():
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", "combine bleu")
     assert result.exit_code == 1
-    assert "a combine part is SPEC=WEIGHT with a finite number for WEIGHT, e.g. bleu=0.5; got 'bleu'" in (
-        result.output)
+    assert ("a combine part is SPEC=WEIGHT with a finite number for WEIGHT, e.g. bleu=0.5; "
+            "got 'bleu'" in result.output)
 
 
 # -- the score of summed statistics, bit for bit, in float64 and in float32 ------------

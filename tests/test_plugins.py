@@ -21,8 +21,9 @@ def plugin_env(tmp_path_factory):
     root = tmp_path_factory.mktemp("venv")
     venv.create(root, with_pip=False)
     python = root / "bin" / "python"
-    target = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    target = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True).stdout.strip()
     # Reach evalproto, its dependencies, pip and setuptools where they are installed now;
     # addsitedir also runs their .pth files (an editable install of evalproto is one).
     outer = [sysconfig.get_path("purelib"), *site.getsitepackages()]

@@ -46,7 +46,8 @@ def test_summed_score_replies_evaluate_to_the_corpus_score(bleu_evaluator):
 
 def test_cdec_handshake_and_six_digit_eval(bleu_evaluator):
     result = serve(bleu_evaluator,
-                   "SCORE ||| Reference initialization string . ||| Testing initialization string .\n"
+                   "SCORE ||| Reference initialization string . ||| "
+                   "Testing initialization string .\n"
                    "EVAL ||| 1.23457e+06 1.23e+06 900000 600000 400000 300000 "
                    "1.23457e+06 1.2e+06 1.1e+06 1e+06\n")
     assert result.returncode == 0, result.stderr

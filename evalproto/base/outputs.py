@@ -2,8 +2,9 @@
 and nothing but a regular file is ever replaced.
 
 `-` is standard output. Text is written as UTF-8; the undecodable bytes of a file name
-that is not UTF-8 (a system's name, say) are written as backslash escapes. A regular file (or a path where none exists yet) is written
-whole to an unnamed temporary file beside it (Linux's O_TMPFILE), which is given a name
+that is not UTF-8 (a system's name, say) are written as backslash escapes. A regular
+file (or a path where none exists yet) is written whole to an unnamed temporary file
+beside it (Linux's O_TMPFILE), which is given a name
 only once complete and renamed over the target at once: readers see the old file or the
 whole new one, and a run killed at any moment leaves no stray temporary file behind.
 The target keeps its permissions. Anything else at the path (a FIFO, a device such as

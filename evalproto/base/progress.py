@@ -1,8 +1,9 @@
 """How long work tells the user how far it has come, without knowing who is watching.
 
 Lower layers report progress through a `Progress` they are given: `start` a phase with
-its total (of items, or of bytes with unit "B"), `advance` it, `close` it. The command line passes one that draws bars on a
-terminal (evalproto.cli.progress); everyone else gets `QUIET`, which does nothing.
+its total (of items, or of bytes with unit "B"), `advance` it, `close` it. The command
+line passes one that draws bars on a terminal (evalproto.cli.progress); everyone else
+gets `QUIET`, which does nothing.
 """
 
 from __future__ import annotations

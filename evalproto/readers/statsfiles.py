@@ -256,7 +256,7 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
                 f"{'lacks ' + repr(lacking[0]) if lacking else 'has ' + repr(extra[0])}); "
                 f"reduce them separately or give every system all shards")
     systems = {}
-    for system, found in by_system.items():
+    for system in by_system:
         parts = [part for part in files if part.system == system]
         position = {segment: i for i, segment in enumerate(
             segment for part in parts for segment in part.ids)}

@@ -332,7 +332,8 @@ def _comparemt(page: Page) -> None:
         page.add(f'<p class="note">{escape(note)}</p>')
     systems = list(analysis.systems)
     rows = "".join(
-        f'<tr><td class="text">{escape(s)}</td>{cell(analysis.bleu[s], number(analysis.bleu[s], 2))}'
+        f'<tr><td class="text">{escape(s)}</td>'
+        f'{cell(analysis.bleu[s], number(analysis.bleu[s], 2))}'
         f'{cell(analysis.length_ratio[s], number(analysis.length_ratio[s], 4))}</tr>'
         for s in systems)
     page.add(f'<table class="comparemt" data-analysis="aggregate">'

@@ -47,8 +47,9 @@ def format_latex(report: Report, width: int = 1) -> str:
                          rf"{fixed(result.ci, places, '--')})}}")
             cells.append(text)
         lines.append(_row(cells))
-    signatures = "; ".join(f"{latex_escape(names[m.label])}: \\texttt{{{latex_escape(m.signature)}}}"
-                           for m in report.metrics)
+    signatures = "; ".join(
+        f"{latex_escape(names[m.label])}: \\texttt{{{latex_escape(m.signature)}}}"
+        for m in report.metrics)
     lines += [r"\bottomrule", r"\end{tabular}",
               rf"\caption{{Scores with 95\% bootstrap confidence intervals "
               rf"({report.options.samples} resamples; $\mu$ is their mean); best in bold. "

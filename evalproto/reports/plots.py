@@ -217,7 +217,7 @@ def distributions(plot_id: str, values: Dict[str, np.ndarray], xlabel: str,
         joined = np.concatenate([np.asarray(v, dtype=np.float64) for v in values.values()])
         bins = np.histogram_bin_edges(joined, bins=60)
         handles = []
-        for (name, drawn), colour in zip(values.items(), _colours(len(values))):
+        for drawn, colour in zip(values.values(), _colours(len(values))):
             _, _, patches = axes.hist(np.asarray(drawn, dtype=np.float64), bins=bins,
                                       histtype="step", linewidth=1.2, color=colour)
             handles.append(patches[0])

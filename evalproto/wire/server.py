@@ -86,7 +86,8 @@ def _answer(evaluator: Evaluator, request: Request) -> str:
     return json.dumps(evaluator.info(), ensure_ascii=False) + "\n"
 
 
-def _replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]) -> Iterator[Union[str, Exception]]:
+def _replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]
+             ) -> Iterator[Union[str, Exception]]:
     """The reply to each line, or the exception that stands in for it. The SCOREs are
     computed together (`stats_many`, which a metric may do in bulk); if that fails,
     each is computed alone, so that the failure is pinned to its request."""

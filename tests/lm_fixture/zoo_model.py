@@ -9,8 +9,8 @@ transformers backend writes it).
 `write_outputs(directory)` writes what the model's container would for SENTENCES:
 predictions.hdf5 (get_predictions.hdf5), surprisals.tsv (get_surprisals), tokenize.txt,
 unkify.txt and spec.json, beside sentences.txt; and unigram.hdf5, the predictions of
-the same tokens by the unigrams alone (a weaker model to compare with). Run as a script, it writes them into the
-directory given (tests/lm_fixture/zoo holds them for the docs):
+the same tokens by the unigrams alone (a weaker model to compare with). Run as a
+script, it writes them into the directory given (tests/lm_fixture/zoo holds them for the docs):
 
     python tests/lm_fixture/zoo_model.py tests/lm_fixture/zoo
 """
