@@ -93,6 +93,40 @@ def test_a_stats_table_reduces_as_the_corpus_score_does():
     assert f"{mean:.1f} ± {half_width:.1f}" == f"{theirs._mean:.1f} ± {theirs._ci:.1f}"
 
 
+def test_a_summed_vector_is_scored_as_given_and_a_bad_shape_is_explained():
+    """A 1-D vector, the natural input, raised a bare IndexError."""
+    metric = evalproto.load("bleu")
+    rows = metric.stats_table(HYPS, REFS).rows["system"]
+    assert metric.score_stats(rows.sum(axis=0)).score == metric.score_stats(rows).score
+    assert metric.score_stats(list(rows[0])).score == metric.score_stats(rows[:1]).score
+    for bad, shape in (([1, 2, 3], "shape \\(3,\\)"), (np.zeros((2, 2, 10)), "shape \\(2, 2, 10\\)"),
+                       ([[1] * 10, [1] * 9], "rows of unequal lengths")):
+        with pytest.raises(ValueError, match=f"bleu takes statistics as an \\(n, 10\\) array of "
+                                             f"rows or one vector of 10 numbers .*; got {shape}"):
+            metric.score_stats(bad)
+
+
+def test_every_function_that_asks_for_metrics_takes_their_names(tmp_path):
+    """report_corpus(corpus, ["bleu", "chrf"]) raised AttributeError: 'str' object has no
+    attribute 'build', while compare() took names."""
+    corpus = evalproto.read_corpus(DE_EN_REFS, [str(DATA / "de-en.hyp.LT22.en")])
+    report = evalproto.report_corpus(corpus, ["bleu", "chrf"],
+                                     evalproto.ReportOptions(samples=20))
+    assert [metric.label for metric in report.metrics] == ["bleu", "chrf"]
+    named = evalproto.score_files(DE_EN_REFS, [str(DATA / "de-en.hyp.LT22.en")], ["bleu"],
+                                  evalproto.Analysis())
+    assert named.results[0].score == evalproto.load("bleu").corpus_score(HYPS, REFS).score
+    with evalproto.load("chrf") as chrf:
+        mixed = evalproto.score_corpus(corpus, ["bleu", evalproto.MetricSpec("in-process", "ter"),
+                                                chrf], evalproto.Analysis())
+    assert [result.metric for result in mixed.results] == ["bleu", "ter", "chrf"]
+    columns, _, _ = evalproto.write_stats_files(DE_EN_REFS, str(DATA / "de-en.hyp.LT22.en"),
+                                                ["bleu"])
+    assert columns[0].spec == "bleu"
+    with pytest.raises(TypeError, match="metrics must be a list of metric specs"):
+        evalproto.report_corpus(corpus, "bleu")
+
+
 def test_compare_gives_corpus_scores_figures():
     comparison = evalproto.compare({"LT22": HYPS, "Lan-Bridge": OTHER}, REFS,
                                    metrics=["bleu", "chrf"], confidence=True, paired="bs")
@@ -141,7 +175,8 @@ def test_to_pandas_says_how_to_install_pandas(monkeypatch):
     (lambda m: m.corpus_score(HYPS), TypeError, "give the references once"),
     (lambda m: m.corpus_score("one hypothesis", [["a"]]), TypeError,
      "hyps must be a list of hypothesis strings"),
-    (lambda m: m.corpus_score(["a", 3], [["a"], ["b"]]), TypeError, "segment 2: the hypothesis is of type int; expected str"),
+    (lambda m: m.corpus_score(["a", 3], [["a"], ["b"]]), TypeError,
+     "segment 2: the hypothesis is of type int; expected str"),
     (lambda m: m.corpus_score(["a"], [[]]), ValueError, "segment 1: no reference"),
 ])
 def test_a_mistaken_call_says_what_was_expected(call, error, message):
@@ -175,9 +210,9 @@ def test_a_mistaken_call_says_what_was_expected(call, error, message):
     (lambda: evalproto.compare({"A": ["a"]}, [["a"]], metrics="bleu"), TypeError,
      r"metrics must be a list .* \(for one: \['bleu'\]\)"),
     (lambda: evalproto.compare({"A": ["a"]}, [["a"]], metrics=[]), ValueError,
-     "needs at least one metric"),
+     "no metric was given"),
     (lambda: evalproto.compare({"A": ["a"]}, [["a"]], metrics=[3]), TypeError,
-     "a metric is a spec such as 'bleu' or a Metric"),
+     "a metric is a spec such as 'bleu', a MetricSpec or a Metric"),
     (lambda: evalproto.compare({"A": ["a"], "B": ["a"]}, [["a"]], paired="t"), ValueError,
      "paired is 't'; expected 'bs'"),
     (lambda: evalproto.compare({"A": ["a"], "B": ["a"]}, [["a"]], paired="ttest"), ValueError,

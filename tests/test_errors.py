@@ -37,6 +37,21 @@ def test_bad_option_values_are_one_clear_line(args, code, message):
     assert message in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("spec, value", [("combine chrf=1e307", "inf"),
+                                         ("combine chrf=-1e308 chrf=-1e308", "-inf")])
+@pytest.mark.parametrize("extra", [[], ["-j", "2"], ["-sl"], ["-ci", "-cin", "10"]])
+def test_a_score_that_is_not_a_finite_number_is_an_error_on_every_path(spec, value, extra):
+    """It printed inf (JSON null) with exit 0; over the pipe, the same metric is refused."""
+    result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-m", spec, *extra, "-f", "json")
+    assert result.exit_code == 1, result.output
+    assert f"the score of these statistics is not a finite number ({value})" in result.output
+    assert result.output.startswith("Error: ") and "null" not in result.output
+    import evalproto
+
+    with pytest.raises(evalproto.EvaluatorError, match="not a finite number"):
+        evalproto.load(spec).corpus_score(["a b"], [["a b"]])
+
+
 def test_standard_input_cannot_go_to_a_cluster():
     result = run_cli("corpus-score", DE_EN_REFS[0], "-", "--scheduler", "local:1", input="a\n")
     assert result.exit_code == 2

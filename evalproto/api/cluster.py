@@ -9,10 +9,13 @@ import numpy as np
 
 from evalproto.api.scoring import (
     Comparison,
+    MetricLike,
+    given_metrics,
     group_corpus,
     read_dataset,
     reduced,
     score_corpus,
+    spec_of,
 )
 from evalproto.base.errors import UsageProblem
 from evalproto.base.items import SegmentNumbers
@@ -21,14 +24,14 @@ from evalproto.readers.groups import read_groups
 from evalproto.readers.text import STDIN
 from evalproto.sources import dask as cluster
 from evalproto.sources.process import DEFAULT_TIMEOUT
-from evalproto.sources.specs import IN_PROCESS, MetricSpec
+from evalproto.sources.specs import IN_PROCESS
 from evalproto.stats.reductions import Analysis
 from evalproto.stats.resampling import column_sums
 from evalproto.stats.table import StatsTable
 
 
 def score_files(ref_paths: Sequence[str], hyp_paths: Sequence[str],
-                specs: Sequence[MetricSpec], analysis: Analysis, *, jobs: int = 1,
+                metrics: Sequence[MetricLike], analysis: Analysis, *, jobs: int = 1,
                 timeout: Optional[float] = DEFAULT_TIMEOUT, sentence_level: bool = False,
                 data_format: str = "text", ref_field: str = "answer", hyp_field: str = "pred",
                 format_given: bool = False, groups: Optional[str] = None,
@@ -44,14 +47,14 @@ def score_files(ref_paths: Sequence[str], hyp_paths: Sequence[str],
         if data_format != "text":
             raise UsageProblem(f"a cluster partitions plain text files by lines; "
                                f"--data-format {data_format} runs locally")
-        return score_on_cluster(scheduler, ref_paths, hyp_paths, specs, analysis, timeout,
+        return score_on_cluster(scheduler, ref_paths, hyp_paths, metrics, analysis, timeout,
                                 groups, sentence_level, progress, names)
     corpus = read_dataset(data_format, ref_paths, hyp_paths, ref_field, hyp_field, progress,
                           names, format_given)
     group_corpus(corpus, groups or None)
     if sentence_level and not groups:
         corpus.tags = None  # a dataset's tags are groups, except for -sl
-    return score_corpus(corpus, specs, analysis, jobs, timeout, sentence_level, progress)
+    return score_corpus(corpus, metrics, analysis, jobs, timeout, sentence_level, progress)
 
 
 def check_cluster_inputs(jobs: int, paths: Sequence[str]) -> None:
@@ -66,13 +69,14 @@ def check_cluster_inputs(jobs: int, paths: Sequence[str]) -> None:
 
 
 def score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
-                     specs: Sequence[MetricSpec], analysis: Analysis,
+                     metrics: Sequence[MetricLike], analysis: Analysis,
                      timeout: Optional[float] = DEFAULT_TIMEOUT, groups: Optional[str] = None,
                      sentence_level: bool = False, progress: Progress = QUIET,
                      names: Optional[Sequence[str]] = None) -> Comparison:
     """corpus-score with the statistics computed on a Dask cluster (`scheduler`: an
     address, or local[:N]); the figures are the local run's. `names` names the systems
-    (by default, their files)."""
+    (by default, their files). The workers build their own copies of each metric."""
+    specs = [spec_of(metric) for metric in given_metrics(metrics)]
     with cluster.connect(scheduler) as client:
         segments, computed = cluster.cluster_rows(client, specs, ref_paths, hyp_paths, timeout)
         ids = SegmentNumbers(segments)
@@ -92,7 +96,8 @@ def bag_stats(bag: Any, spec: str, kind: str = IN_PROCESS,
     return cluster.bag_stats(bag, spec, kind, timeout)
 
 
-def bag_score(bag: Any, spec: str, kind: str = IN_PROCESS, timeout: Optional[float] = None) -> float:
+def bag_score(bag: Any, spec: str, kind: str = IN_PROCESS,
+              timeout: Optional[float] = None) -> float:
     """The corpus score of a Dask bag of (refs, hyp) items, on the current Dask client."""
     total = column_sums(bag_stats(bag, spec, kind, timeout))
     return float(cluster.remote_source(spec, kind, timeout).score_many(total[None, :])[0])

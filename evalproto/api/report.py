@@ -7,7 +7,7 @@ import io
 from contextlib import ExitStack
 from typing import List, Optional, Sequence
 
-from evalproto.api.scoring import corpus_tables, group_corpus
+from evalproto.api.scoring import MetricLike, corpus_tables, group_corpus
 from evalproto.api.statsfiles import stats_tables
 from evalproto.base.errors import InputError
 from evalproto.base.progress import QUIET, Progress
@@ -27,8 +27,8 @@ REPORT_METRICS = (MetricSpec(IN_PROCESS, "bleu"), MetricSpec(IN_PROCESS, "chrf")
 """The metrics of a report when none is named."""
 
 
-def report_corpus(corpus: Corpus, specs: Sequence[MetricSpec] = REPORT_METRICS,
-                  options: ReportOptions = ReportOptions(), *, groups: Optional[str] = None,
+def report_corpus(corpus: Corpus, metrics: Sequence[MetricLike] = REPORT_METRICS,
+                  options: Optional[ReportOptions] = None, *, groups: Optional[str] = None,
                   source: Optional[str] = None, freq_corpus: Optional[str] = None,
                   jobs: int = 1, timeout: Optional[float] = DEFAULT_TIMEOUT,
                   progress: Progress = QUIET) -> Report:
@@ -37,7 +37,8 @@ def report_corpus(corpus: Corpus, specs: Sequence[MetricSpec] = REPORT_METRICS,
     file, or the corpus's own tags), sentence scores with wins and losses, and
     compare-mt's analyses (word frequencies from the `freq_corpus` file, or from the
     first reference). `source` is a file of the segments' sources, shown beside the
-    wins and losses."""
+    wins and losses. Metrics are named as compare() takes them ("bleu", a MetricSpec,
+    a loaded Metric)."""
     group_corpus(corpus, groups)
     if corpus.tags is not None:
         check_tags(corpus.tags, groups or "the dataset's tags")
@@ -51,8 +52,8 @@ def report_corpus(corpus: Corpus, specs: Sequence[MetricSpec] = REPORT_METRICS,
     texts = Texts(corpus.refs, corpus.systems, sources,
                   None if freq_corpus is None else compare_mt_lines(freq_corpus))
     with ExitStack() as stack:
-        tables = corpus_tables(stack, corpus, specs, jobs, timeout, progress)
-        return build_report(tables, options, texts, progress)
+        tables = corpus_tables(stack, corpus, metrics, jobs, timeout, progress)
+        return build_report(tables, options or ReportOptions(), texts, progress)
 
 
 def compare_mt_lines(path: str) -> List[str]:
@@ -67,7 +68,7 @@ def compare_mt_lines(path: str) -> List[str]:
 
 
 def report_from_stats(paths: Sequence[str], evaluators: Sequence[str] = (),
-                      options: ReportOptions = ReportOptions(), groups: Optional[str] = None,
+                      options: Optional[ReportOptions] = None, groups: Optional[str] = None,
                       partial: bool = False, timeout: Optional[float] = DEFAULT_TIMEOUT,
                       progress: Progress = QUIET) -> Report:
     """A report on stats files (no text analyses: the texts are not in them). Files of
@@ -79,7 +80,7 @@ def report_from_stats(paths: Sequence[str], evaluators: Sequence[str] = (),
                                mixed=True)
         if tables[0].groups is not None:
             check_tags(tables[0].groups, groups or "the groups")
-        return build_report(tables, options, None, progress)
+        return build_report(tables, options or ReportOptions(), None, progress)
 
 
 def format_report(report: Report, output_format: str = "html", width: int = 1,

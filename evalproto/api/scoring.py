@@ -147,11 +147,29 @@ class Metric:
         return scores.scores
 
     def score_stats(self, rows: np.ndarray) -> Score:
-        """The corpus score of statistics rows (one per segment), summed row after row
-        as sacrebleu sums them."""
-        table = StatsTable(self.label, self.source, {"system": np.asarray(rows)})
+        """The corpus score of statistics rows (one per segment, an (n, k) array), summed
+        row after row as sacrebleu sums them; or of one vector of k statistics (already
+        summed, or a single segment's)."""
+        table = StatsTable(self.label, self.source, {"system": self._checked_rows(rows)})
         (result,) = analyse([table], Analysis())
         return self._score(result)
+
+    def _checked_rows(self, rows: Any) -> np.ndarray:
+        """`rows` as an (n, k) float64 array, or a ValueError that says what shape was
+        expected."""
+        width = len(self.stat_names)
+        try:
+            array = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = np.empty((0, 0, 0))
+        if array.ndim == 1:
+            array = array[None, :]
+        if array.ndim != 2 or (width and array.shape[1] != width):
+            raise ValueError(f"{self.label} takes statistics as an (n, {width or 'k'}) array of "
+                             f"rows or one vector of {width or 'k'} numbers ("
+                             f"{' '.join(self.stat_names)}); got "
+                             f"{_shape_of(rows)}")
+        return array
 
     def _score(self, result: Result) -> Score:
         total = result.stats
@@ -182,6 +200,16 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"<evalproto.Metric {self.label!r}: {self.signature}>"
+
+
+def _shape_of(rows: Any) -> str:
+    shape = getattr(rows, "shape", None)
+    if shape is None:
+        try:
+            shape = np.shape(rows)
+        except ValueError:  # ragged
+            return "rows of unequal lengths"
+    return f"shape {tuple(shape)}"
 
 
 def load(spec: Optional[str] = None, /, *, command: Optional[str] = None, jobs: int = 1,
@@ -263,8 +291,8 @@ def segment_references(hyps: Sequence[str], refs: Optional[References],
     segments = []
     for number, segment in enumerate(refs, 1):
         if isinstance(segment, (str, bytes)):
-            raise TypeError(f"refs[{number - 1}] is of type {type(segment).__name__}; each entry of "
-                            f"refs is a list of references, e.g. [ref] for one")
+            raise TypeError(f"refs[{number - 1}] is of type {type(segment).__name__}; each "
+                            f"entry of refs is a list of references, e.g. [ref] for one")
         segments.append(list(segment))
     return segments
 
@@ -350,7 +378,7 @@ class Comparison:
 
 def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]],
             refs: Optional[References] = None, *, ref_streams: Optional[References] = None,
-            metrics: Sequence[Union[str, Metric]] = ("bleu",), confidence: Union[bool, int] = False,
+            metrics: Sequence[MetricLike] = ("bleu",), confidence: Union[bool, int] = False,
             paired: Optional[str] = None, paired_n: Optional[int] = None,
             seed: Optional[int] = DEFAULT_SEED, groups: Optional[Sequence[Sequence[str]]] = None,
             jobs: int = 1, timeout: Optional[float] = DEFAULT_TIMEOUT) -> Comparison:
@@ -371,21 +399,39 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"system {name!r}: {exc}") from None
     analysis = analysis_of(confidence, paired, paired_n, seed, len(named))
-    if isinstance(metrics, (str, Metric)) or not isinstance(metrics, Sequence):
+    corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
+                    SegmentNumbers(len(segments)), checked_groups(groups, len(segments)))
+    return score_corpus(corpus, given_metrics(metrics), analysis, jobs, timeout)
+
+
+MetricLike = Union[str, MetricSpec, Metric]
+"""A metric as the API takes it: a spec run in process ("bleu -tok intl"), a MetricSpec
+(in process or a command), or a Metric from load(), used as it is."""
+
+
+def given_metrics(metrics: Any) -> List[Union[MetricSpec, Metric]]:
+    """The metrics a caller named, each as a MetricSpec or a loaded Metric; a
+    TypeError or ValueError that says what was expected."""
+    if isinstance(metrics, (str, MetricSpec, Metric)) or not isinstance(metrics, Sequence):
         raise TypeError(f"metrics must be a list of metric specs or Metrics, e.g. "
                         f"['bleu', 'chrf'] (for one: ['bleu']), got {type(metrics).__name__}")
     if not metrics:
-        raise ValueError("compare() needs at least one metric, e.g. metrics=['bleu']")
+        raise ValueError("no metric was given; name one or more, e.g. metrics=['bleu']")
+    checked: List[Union[MetricSpec, Metric]] = []
     for metric in metrics:
-        if not isinstance(metric, (str, Metric)):
-            raise TypeError(f"a metric is a spec such as 'bleu' or a Metric from load(), got "
-                            f"{type(metric).__name__}")
-    corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
-                    SegmentNumbers(len(segments)), checked_groups(groups, len(segments)))
-    given = [metric if isinstance(metric, Metric) else None for metric in metrics]
-    specs = [MetricSpec(IN_PROCESS, metric) if isinstance(metric, str) else metric.spec
-             for metric in metrics]
-    return score_corpus(corpus, specs, analysis, jobs, timeout, loaded=given)
+        if isinstance(metric, str):
+            checked.append(MetricSpec(IN_PROCESS, metric))
+        elif isinstance(metric, (MetricSpec, Metric)):
+            checked.append(metric)
+        else:
+            raise TypeError(f"a metric is a spec such as 'bleu', a MetricSpec or a Metric from "
+                            f"load(), got {type(metric).__name__}")
+    return checked
+
+
+def spec_of(metric: Union[MetricSpec, Metric]) -> MetricSpec:
+    """A metric's spec (a Metric's own), for what builds its own copies (a cluster)."""
+    return metric.spec if isinstance(metric, Metric) else metric
 
 
 def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: Optional[int],
@@ -420,37 +466,37 @@ def count_of(value: Any, name: str) -> int:
     return int(value)
 
 
-def score_corpus(corpus: Corpus, specs: Sequence[MetricSpec], analysis: Analysis,
+def score_corpus(corpus: Corpus, metrics: Sequence[MetricLike], analysis: Analysis,
                  jobs: int = 1, timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 sentence_level: bool = False, progress: Progress = QUIET,
-                 loaded: Optional[Sequence[Optional[Metric]]] = None) -> Comparison:
+                 sentence_level: bool = False, progress: Progress = QUIET) -> Comparison:
     """Every system of a corpus under every metric, reduced as `analysis` asks (or
-    segment by segment); the command line's corpus-score. Metrics already `loaded`
-    are used as they are; the others are started here and stopped at the end."""
+    segment by segment); the command line's corpus-score. Metrics already loaded are
+    used as they are; the others are started here and stopped at the end."""
     with ExitStack() as stack:
-        tables = corpus_tables(stack, corpus, specs, jobs, timeout, progress, loaded,
-                                ttest=analysis.paired == "ttest")
+        tables = corpus_tables(stack, corpus, metrics, jobs, timeout, progress,
+                               ttest=analysis.paired == "ttest")
         return reduced(tables, analysis, sentence_level, progress)
 
 
-def corpus_tables(stack: ExitStack, corpus: Corpus, specs: Sequence[MetricSpec], jobs: int,
-                   timeout: Optional[float], progress: Progress,
-                   loaded: Optional[Sequence[Optional[Metric]]] = None,
-                   ttest: bool = False) -> List[StatsTable]:
-    """One table per metric of every system of the corpus; the metrics' processes stop
-    when `stack` closes. With `ttest`, a metric the paired t-test does not apply to is
-    refused before any segment is scored."""
+def corpus_tables(stack: ExitStack, corpus: Corpus, metrics: Sequence[MetricLike], jobs: int,
+                  timeout: Optional[float], progress: Progress, ttest: bool = False
+                  ) -> List[StatsTable]:
+    """One table per metric of every system of the corpus; the processes of the metrics
+    started here stop when `stack` closes. With `ttest`, a metric the paired t-test
+    does not apply to is refused before any segment is scored."""
     tables = []
-    for number, spec in enumerate(specs):
-        metric = loaded[number] if loaded and loaded[number] is not None else None
-        source = metric.source if metric else open_source(spec, stack, timeout, jobs)
+    for metric in given_metrics(metrics):
+        if isinstance(metric, Metric):
+            source, label = metric.source, metric.label
+        else:
+            source, label = open_source(metric, stack, timeout, jobs), metric.spec
         if ttest:
-            check_ttest(source, spec.spec)
+            check_ttest(source, label)
         for system, hyps in corpus.systems.items():
             for warning in input_warnings(source, hyps):
-                warnings.warn(f"{system}: {spec.spec}: {warning}", InputWarning)
-        rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=spec.spec)
-        tables.append(StatsTable(spec.spec, source, rows, corpus.ids, corpus.tags,
+                warnings.warn(f"{system}: {label}: {warning}", InputWarning, stacklevel=2)
+        rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=label)
+        tables.append(StatsTable(label, source, rows, corpus.ids, corpus.tags,
                                  nrefs=corpus.nrefs))
     return tables
 
@@ -510,7 +556,7 @@ def _warn_of_json_lines(paths: Sequence[str], files: Sequence[Sequence[str]]) ->
             warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
                           f"plain text, one segment per line: if it is a dataset or "
                           f"predictions, give its format with --data-format (dynabench "
-                          f"or oasst)", InputWarning)
+                          f"or oasst)", InputWarning, stacklevel=3)
 
 
 def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.api.cluster import check_cluster_inputs
-from evalproto.api.scoring import Comparison
+from evalproto.api.scoring import Comparison, MetricLike, given_metrics, spec_of
 from evalproto.base.errors import EvalprotoError, InputError, UsageProblem
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.progress import QUIET, Progress
@@ -27,7 +27,7 @@ from evalproto.stats.reductions import Analysis, analyse
 from evalproto.stats.table import StatsTable
 
 
-def write_stats_files(ref_paths: Sequence[str], hyp_path: str, specs: Sequence[MetricSpec],
+def write_stats_files(ref_paths: Sequence[str], hyp_path: str, metrics: Sequence[MetricLike],
                       *, first_id: int = 1, jobs: int = 1,
                       timeout: Optional[float] = DEFAULT_TIMEOUT,
                       scheduler: Optional[str] = None, progress: Progress = QUIET
@@ -35,6 +35,7 @@ def write_stats_files(ref_paths: Sequence[str], hyp_path: str, specs: Sequence[M
     """(the metrics' columns, the segment ids, each metric's rows) of one system's file,
     for a stats file (see `stats_file_text`): computed here with `jobs` copies of each
     metric, or on the Dask cluster at `scheduler`, whose workers read the files."""
+    specs = [spec_of(metric) for metric in given_metrics(metrics)]
     with ExitStack() as stack:
         if scheduler:
             check_cluster_inputs(jobs, [*ref_paths, hyp_path])

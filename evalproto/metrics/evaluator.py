@@ -245,7 +245,13 @@ class Evaluator(ABC):
         if broken is not None:
             raise ValueError(f"not a possible sum of {self.name} statistics: it breaks "
                              f"{broken[1]}")
-        return np.array([self.score(vector) for vector in vectors])
+        scores = np.array([self.score(vector) for vector in vectors], dtype=np.float64)
+        infinite = np.flatnonzero(~np.isfinite(scores))
+        if len(infinite):  # as over the protocol: no score is a NaN or an infinity
+            first = int(infinite[0])
+            raise EvaluatorError(f"evaluator {self.name!r} failed: the score of these "
+                                 f"statistics is not a finite number ({scores[first]})", first)
+        return scores
 
     # -- variants and life cycle -----------------------------------------------------
 
@@ -269,7 +275,7 @@ class Evaluator(ABC):
         state.pop("_reference_cache", None)
         return state
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook with nothing to do by default)
         """Nothing to release in process; here so evaluators and processes are used alike."""
 
     def __enter__(self) -> Evaluator:
