@@ -99,7 +99,8 @@ def test_a_summed_vector_is_scored_as_given_and_a_bad_shape_is_explained():
     rows = metric.stats_table(HYPS, REFS).rows["system"]
     assert metric.score_stats(rows.sum(axis=0)).score == metric.score_stats(rows).score
     assert metric.score_stats(list(rows[0])).score == metric.score_stats(rows[:1]).score
-    for bad, shape in (([1, 2, 3], "shape \\(3,\\)"), (np.zeros((2, 2, 10)), "shape \\(2, 2, 10\\)"),
+    for bad, shape in (([1, 2, 3], "shape \\(3,\\)"),
+                       (np.zeros((2, 2, 10)), "shape \\(2, 2, 10\\)"),
                        ([[1] * 10, [1] * 9], "rows of unequal lengths")):
         with pytest.raises(ValueError, match=f"bleu takes statistics as an \\(n, 10\\) array of "
                                              f"rows or one vector of 10 numbers .*; got {shape}"):
