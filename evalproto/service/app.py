@@ -129,8 +129,10 @@ def create_app(service: Service) -> FastAPI:
                   description="Tasks, datasets and submissions scored into stats rows; "
                               "leaderboards with intervals and significance.")
     app.state.service = service
-    _handle_errors(app)
+    # Inside the request ids' middleware: a body found too large is refused where the
+    # route reads it, as any refusal is.
     app.add_middleware(BoundedBodies, limit=service.settings.max_upload)
+    _handle_errors(app)
     _routes(app, service)
     return app
 

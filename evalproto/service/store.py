@@ -273,9 +273,10 @@ def insert_new(connection: Connection, table: Table, values: Dict[str, Any],
     from sqlalchemy.dialects import postgresql, sqlite
 
     dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(table).values(**values)
-    done = connection.execute(statement.on_conflict_do_nothing(index_elements=list(unique)))
-    return bool(done.rowcount)
+    statement = dialect.insert(table).values(**values).on_conflict_do_nothing(
+        index_elements=list(unique))
+    key = next(iter(table.primary_key.columns))  # returned only by a row inserted
+    return connection.execute(statement.returning(key)).first() is not None
 
 
 # -- settings ------------------------------------------------------------------------------

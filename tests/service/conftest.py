@@ -224,9 +224,10 @@ class Server:
     # -- requests ------------------------------------------------------------------------
 
     def request(self, method: str, path: str, token: Optional[str] = ADMIN,
-                **options: Any) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.request(method, f"{self.address}{path}", headers=headers,
+                headers: Optional[Dict[str, str]] = None, **options: Any) -> httpx.Response:
+        sent = {"Authorization": f"Bearer {token}"} if token else {}
+        sent.update(headers or {})
+        return httpx.request(method, f"{self.address}{path}", headers=sent,
                              timeout=DEADLINE, **options)
 
     def ok(self, method: str, path: str, token: Optional[str] = ADMIN, **options: Any) -> Any:
