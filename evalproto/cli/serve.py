@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import signal
 import socket
 from typing import Any, Optional
 
@@ -86,7 +87,21 @@ def command(database: str, host: str, port: int, jobs: int, scheduler: Optional[
     _log_errors()
     config = uvicorn.Config(app.create_app(prepared.service), log_level="info",
                             timeout_graceful_shutdown=10)
-    uvicorn.Server(config).run(sockets=[listening])
+    _serve(uvicorn.Server(config), listening)
+
+
+def _serve(server: Any, listening: socket.socket) -> None:
+    """Run until SIGINT or SIGTERM, which stop a server cleanly (exit status 0): uvicorn
+    handles them, then raises them again for the handlers it found, which here do
+    nothing (the launcher's would report an interrupted run)."""
+    stopping = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, lambda number, frame: None)
+                for number in stopping}
+    try:
+        server.run(sockets=[listening])
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -264,7 +264,7 @@ def start_server(tmp_path: Path) -> Iterator[Any]:
     yield start
     for server in started:
         if server.process is not None and server.process.poll() is None:
-            server.stop()
+            assert server.stop() == 0, server.text()
 
 
 # -- data ---------------------------------------------------------------------------------------
