@@ -433,7 +433,7 @@ def prepare(settings: Settings) -> Prepared:
         revision = store.migrate(engine)
     except DBAPIError as exc:
         raise SetupError(f"cannot use the database {store.shown(settings.url)}: "
-                         f"{str(exc.orig or exc).strip()}") from None
+                         f"{' '.join(str(exc.orig or exc).split())}") from None
     database_file = store.sqlite_file(settings.url)
     token_file = (database_file.with_name(database_file.name + ".admin-token")
                   if database_file is not None else Path("evalproto-admin-token"))

@@ -5,8 +5,10 @@ submission. The dispatcher (a thread of the server) takes queued jobs while it h
 workers, sends each to a worker (a local process, `--jobs N`, or a Dask worker,
 `--scheduler`), and writes what comes back: the evaluation's rows and the job's end in
 one transaction, so that a crash leaves either both or neither. A job that was running
-when its server died is queued again at the next start; scoring it again writes nothing
-twice (an evaluation is unique per predictions, dataset and signature).
+when its server died is queued again, at the next start or by any other server on the
+database (each server beats its heart in the database while it lives); scoring it
+again writes nothing twice (an evaluation is unique per predictions, dataset and
+signature).
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from __future__ import annotations
 import logging
 import math
 import os
+import secrets
+import socket
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from typing import Any, Callable, Dict, Optional
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, Row
 
 from evalproto.api.board import Scored, rows_to_bytes, score_predictions
 from evalproto.base.errors import EvalprotoError
@@ -35,6 +40,8 @@ log = logging.getLogger("evalproto.service")
 IDLE_POLL = 1.0
 """Seconds between looks at the queue when nothing happens here (another server on the
 same database may queue jobs)."""
+BEAT_SECONDS = 5.0
+"""Seconds between heartbeats (see store.servers)."""
 
 
 def _start_worker(parent: int) -> None:
@@ -117,13 +124,39 @@ class Dispatcher:
         self._running: Dict[Future, store.Job] = {}
         self._datasets: OrderedDict[int, bytes] = OrderedDict()
         self._thread = threading.Thread(target=self._loop, name="evalproto-jobs", daemon=True)
+        self.server = secrets.token_hex(16)
+        self.host = socket.gethostname()
+        self._beaten = 0.0
 
     def start(self) -> None:
         with store.writing(self.engine) as connection:
-            again = store.requeue_running(connection)
-        if again:
-            log.info("%d jobs cut off when the server last stopped are queued again", again)
+            store.register_server(connection, self.server, self.host, os.getpid())
+        self._look_after_orphans()
         self._thread.start()
+
+    def _look_after_orphans(self) -> None:
+        """Beat this server's heart, and queue again the jobs of servers that died."""
+        with store.writing(self.engine) as connection:
+            store.beat(connection, self.server)
+            again = store.requeue_orphans(connection, self._alive)
+        if again:
+            log.info("%d jobs cut off by a server that stopped are queued again", again)
+        self._beaten = time.monotonic()
+
+    def _alive(self, server: Row) -> bool:
+        """Whether a server that runs jobs lives, as far as this machine can tell (one
+        on another machine is gone when its heart stops)."""
+        if server.server == self.server or server.host != self.host:
+            return True
+        if server.pid == os.getpid():
+            return False  # this process's pid, from before a restart
+        try:
+            os.kill(server.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
     def wake(self) -> None:
         """Look at the queue now (jobs were queued)."""
@@ -135,14 +168,17 @@ class Dispatcher:
         self._stop.set()
         self._wake.set()
         self._thread.join()
-        if self._running:
-            with store.writing(self.engine) as connection:
+        with store.writing(self.engine) as connection:
+            if self._running:
                 store.requeue(connection, [job.id for job in self._running.values()])
-            self._running.clear()
+            store.unregister_server(connection, self.server)
+        self._running.clear()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
+                if time.monotonic() - self._beaten > BEAT_SECONDS:
+                    self._look_after_orphans()
                 self._record_ends()
                 self._take_jobs()
             except Exception as exc:  # the database went away for a moment: try again
@@ -154,7 +190,7 @@ class Dispatcher:
     def _take_jobs(self) -> None:
         while len(self._running) < self.workers.capacity and not self._stop.is_set():
             with store.writing(self.engine) as connection:
-                job = store.claim(connection)
+                job = store.claim(connection, self.server)
             if job is None:
                 return
             with store.reading(self.engine) as connection:
@@ -191,14 +227,22 @@ class Dispatcher:
     def _record_ends(self) -> None:
         broken = False
         for future in [future for future in self._running if future.done()]:
-            job = self._running.pop(future)
+            job = self._running[future]
             outcome = _outcome(future)
             broken = broken or isinstance(future.exception(), BrokenProcessPool)
-            with store.writing(self.engine) as connection:
-                if isinstance(outcome, str):
-                    store.fail(connection, job, outcome)
-                else:
-                    _record(connection, job, outcome)
+            try:
+                with store.writing(self.engine) as connection:
+                    if isinstance(outcome, str):
+                        store.fail(connection, job, outcome)
+                    else:
+                        _record(connection, job, outcome)
+            except Exception as exc:  # a job is never left running for good
+                log.error("job %d: its end could not be written: %s: %s", job.id,
+                          type(exc).__name__, exc)
+                with store.writing(self.engine) as connection:  # if this fails: next time
+                    store.fail(connection, job, f"its end could not be written "
+                                                f"({type(exc).__name__}: {exc})")
+            del self._running[future]
         if broken:
             self.workers.restart()
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from sqlalchemy import (
     Boolean,
@@ -32,6 +32,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     create_engine,
+    delete,
     event,
     func,
     insert,
@@ -153,8 +154,20 @@ jobs = Table(
     _created(),
     Column("started", Float),
     Column("finished", Float),
+    Column("server", String(32)),  # the server running it (see servers)
     UniqueConstraint("submission_id", "metric_id"),
     Index(None, "state"))
+
+servers = Table(
+    "servers", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("host", Text, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started", Float, nullable=False),
+    Column("heartbeat", Float, nullable=False))
+"""The servers running jobs on this database, each beating its heart while it lives:
+a job whose server is gone is queued again (several servers may share a PostgreSQL
+database)."""
 
 
 # -- the database --------------------------------------------------------------------------
@@ -527,9 +540,9 @@ class Job:
     model: str
 
 
-def claim(connection: Connection) -> Optional[Job]:
-    """Take the oldest queued job, if any (another server may take it first: then the
-    next). The job is marked running; `finish` or `fail` ends it."""
+def claim(connection: Connection, server: str) -> Optional[Job]:
+    """Take the oldest queued job, if any, for `server` (another server may take it
+    first: then the next). The job is marked running; `finish` or `fail` ends it."""
     while True:
         job_id = connection.execute(select(jobs.c.id).where(jobs.c.state == QUEUED)
                                     .order_by(jobs.c.id).limit(1)).scalar()
@@ -537,7 +550,7 @@ def claim(connection: Connection) -> Optional[Job]:
             return None
         taken = connection.execute(update(jobs).where(
             jobs.c.id == job_id, jobs.c.state == QUEUED).values(
-            state=RUNNING, started=now(), attempts=jobs.c.attempts + 1))
+            state=RUNNING, started=now(), attempts=jobs.c.attempts + 1, server=server))
         if taken.rowcount:
             break
     found = connection.execute(
@@ -577,16 +590,48 @@ def fail(connection: Connection, job: Job, message: str) -> None:
         state=FAILED, finished=now(), message=message))
 
 
-def requeue_running(connection: Connection) -> int:
-    """Queue again the jobs left running by a server that stopped (a crash, kill -9);
-    how many."""
-    done = connection.execute(update(jobs).where(jobs.c.state == RUNNING).values(
-        state=QUEUED, started=None))
-    return int(done.rowcount)
+# -- servers ------------------------------------------------------------------------------
+
+STALE_SECONDS = 60.0
+"""A server whose heartbeat is older than this is taken for dead."""
+
+
+def register_server(connection: Connection, server: str, host: str, pid: int) -> None:
+    connection.execute(insert(servers).values(id=server, host=host, pid=pid, started=now(),
+                                              heartbeat=now()))
+
+
+def beat(connection: Connection, server: str) -> None:
+    connection.execute(update(servers).where(servers.c.id == server).values(heartbeat=now()))
+
+
+def unregister_server(connection: Connection, server: str) -> None:
+    connection.execute(delete(servers).where(servers.c.id == server))
+
+
+def requeue_orphans(connection: Connection, alive: Callable[[Row], bool]) -> int:
+    """Queue again the jobs left running by servers that are gone (a crash, kill -9):
+    no longer registered, silent for STALE_SECONDS, or not `alive` (the caller knows
+    the processes of its own machine); how many. Their registrations go too."""
+    found = connection.execute(
+        select(jobs.c.id, servers.c.id.label("server"), servers.c.host, servers.c.pid,
+               servers.c.heartbeat)
+        .select_from(jobs.outerjoin(servers, servers.c.id == jobs.c.server))
+        .where(jobs.c.state == RUNNING)).all()
+    orphans = [row.id for row in found if row.server is None
+               or row.heartbeat < now() - STALE_SECONDS or not alive(row)]
+    dead = {row.server for row in found if row.server is not None and row.id in orphans}
+    if orphans:
+        connection.execute(update(jobs).where(jobs.c.id.in_(orphans),
+                                              jobs.c.state == RUNNING)
+                           .values(state=QUEUED, started=None, server=None))
+    if dead:
+        connection.execute(delete(servers).where(servers.c.id.in_(sorted(dead))))
+    return len(orphans)
 
 
 def requeue(connection: Connection, job_ids: Sequence[int]) -> None:
     """Queue these running jobs again (their server is stopping)."""
     connection.execute(update(jobs).where(jobs.c.id.in_(list(job_ids)),
                                           jobs.c.state == RUNNING)
-                       .values(state=QUEUED, started=None))
+                       .values(state=QUEUED, started=None, server=None))
