@@ -200,7 +200,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise AssertionError("evalproto serve did not stop on SIGTERM")
+            raise AssertionError("evalproto serve did not stop on SIGTERM") from None
 
     def kill(self) -> None:
         """kill -9, as a crash."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
+from conftest import assert_ends
 from sqlalchemy import create_engine, func, select
 
 import evalproto
@@ -94,8 +95,7 @@ def test_a_server_killed_during_a_job_finishes_it_after_a_restart(database, star
     assert workers
     server.kill()
     for worker in workers:  # the workers end with their server
-        until(lambda: not Path(f"/proc/{worker}").exists()
-              or "zombie" in Path(f"/proc/{worker}/status").read_text(), "a worker to end")
+        assert_ends(worker)
     (running,) = query(server.url, select(store.jobs).where(store.jobs.c.state == "running"))
     assert count(server.url, store.evaluations) <= 1  # the command's rows are not there
     gate.unlink()  # the job now runs as fast as the command answers

@@ -5,7 +5,6 @@ the request's id, never a traceback, and keeps serving."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
