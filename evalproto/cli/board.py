@@ -99,8 +99,10 @@ def add_dataset(task: str, dataset: str, file: str, round_: Optional[int], serve
         found = client.add_dataset(task, dataset, file, round_)
     tags = f", {len(found['tags'])} tags" if found["tags"] else ""
     shown_round = f", round {found['round']}" if found["round"] is not None else ""
+    references = "reference" if found["nrefs"] == 1 else "references"
+    each = "each" if isinstance(found["nrefs"], int) else "(a varying number)"
     click.echo(f"Dataset {found['dataset']} of task {found['task']}: {found['examples']} "
-               f"examples, {found['nrefs']} references each{tags}{shown_round}.")
+               f"examples, {found['nrefs']} {references} {each}{tags}{shown_round}.")
 
 
 @command.command("submit", context_settings=CONTEXT)

@@ -16,7 +16,7 @@ from evalproto.reports.report import ReportOptions, metric_figures
 from evalproto.reports.results import escape
 from evalproto.stats.reductions import Analysis, analyse
 from evalproto.stats.resampling import DEFAULT_SEED, confidence_interval
-from evalproto.stats.significance import CLUSTER_RULE, rank_ranges
+from evalproto.stats.significance import SIGNIFICANCE_LEVEL, rank_ranges
 from evalproto.stats.table import StatsTable
 
 
@@ -108,8 +108,10 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
         lines.append("")
         lines += [f"{escape(metric)}: {escape(signature)}"
                   for metric, signature in signatures.items()]
-        lines.append("Scores ± half-widths of 95% bootstrap intervals; rank ranges from "
-                     "clusters: " + CLUSTER_RULE)
+        lines += ["±: half the width of the score's 95% bootstrap interval. Rank: the "
+                  "places of the model's cluster",
+                  f"by the ranking metric, models that the all-pairs paired bootstrap does "
+                  f"not tell apart (p > {SIGNIFICANCE_LEVEL})."]
     return "\n".join(lines) + "\n"
 
 

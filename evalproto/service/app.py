@@ -125,7 +125,7 @@ def create_app(service: Service) -> FastAPI:
             service.boards.close()
 
     app = FastAPI(title="evalproto evaluation service", version=__version__,
-                  lifespan=lifespan,
+                  lifespan=lifespan, docs_url=None, redoc_url=None,  # their pages use CDNs
                   description="Tasks, datasets and submissions scored into stats rows; "
                               "leaderboards with intervals and significance.")
     app.state.service = service

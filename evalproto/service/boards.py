@@ -253,7 +253,7 @@ def _entry(task: Row, dataset: Row, row: Row, metric: Row, standing: Optional[St
     record: Dict[str, Any] = {
         "task": task.name, "dataset": dataset.name, "round": dataset.round,
         "model": row.model, "team": row.team, "metric": metric.spec, "name": metric.name,
-        "submission": row.id, "submitted": store.iso_time(row.created)}
+        "submission": row.id}
     if standing is not None:
         record.update(status=store.DONE, score=standing.score, signature=standing.signature,
                       n=standing.n, mean=standing.mean, half_width=standing.half_width,

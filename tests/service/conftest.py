@@ -146,15 +146,20 @@ def database(request: Any, tmp_path: Path) -> str:
 class Server:
     """`evalproto serve` as a process, on a free port of 127.0.0.1; its log in a file."""
 
-    def __init__(self, url: str, directory: Path, *options: str,
-                 env: Optional[Dict[str, str]] = None) -> None:
-        self.url = url
+    def __init__(self, url: Optional[str], directory: Path, *options: str,
+                 env: Optional[Dict[str, Optional[str]]] = None) -> None:
+        """`url` None: the default database, evalproto.db in `directory`. A None in
+        `env` takes that variable away."""
+        self.url = url or f"sqlite:///{directory / 'evalproto.db'}"
+        self.database = ["--db", url] if url else []
         self.directory = directory
         self.options = options
-        self.env = {**os.environ, "EVALPROTO_ADMIN_TOKEN": ADMIN, **(env or {})}
+        self.env = {**os.environ, "EVALPROTO_ADMIN_TOKEN": ADMIN}
         for name, value in (env or {}).items():
             if value is None:
-                del self.env[name]
+                self.env.pop(name, None)
+            else:
+                self.env[name] = value
         self.log = directory / f"serve-{time.monotonic_ns()}.log"
         self.process: Optional[subprocess.Popen] = None
         self.address = ""
@@ -163,7 +168,7 @@ class Server:
         self.log = self.directory / f"serve-{time.monotonic_ns()}.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "evalproto", "serve", "--db", self.url, "--port", "0",
+                [sys.executable, "-m", "evalproto", "serve", *self.database, "--port", "0",
                  *self.options], cwd=self.directory, env=self.env, stdout=log, stderr=log)
         found = until(self._listening, "the server to listen")
         self.address = found
