@@ -17,6 +17,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.api.scoring import Metric, corpus_tables
+from evalproto.base.errors import EvalprotoError
 from evalproto.base.progress import QUIET
 from evalproto.readers.datasets import read_dynabench
 from evalproto.readers.statsfiles import MetricColumns
@@ -30,7 +31,7 @@ from evalproto.stats.table import StatsTable
 
 __all__ = ["Scored", "Standing", "describe_metric", "format_leaderboard", "leaderboard",
            "read_upload", "rows_from_bytes", "rows_to_bytes", "score_predictions",
-           "stats_file_text"]
+           "standings_of", "stats_file_text"]
 
 ROW_TYPE = np.dtype("<f8")
 """Stored rows are float64, little-endian, row after row: the rows themselves, bit for
@@ -61,7 +62,13 @@ class Scored:
 
 
 _LOADED: Dict[MetricSpec, Metric] = {}
-"""This process's in-process metrics, built on first use (a worker scores many jobs)."""
+"""This process's metrics, built on first use (a worker scores many jobs)."""
+
+
+def _loaded(spec: MetricSpec) -> Metric:
+    if spec not in _LOADED:
+        _LOADED[spec] = Metric(spec)
+    return _LOADED[spec]
 
 
 def score_predictions(spec: MetricSpec, dataset: Tuple[str, bytes],
@@ -74,9 +81,7 @@ def score_predictions(spec: MetricSpec, dataset: Tuple[str, bytes],
     with ExitStack() as stack, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if spec.in_process:
-            if spec not in _LOADED:
-                _LOADED[spec] = Metric(spec)
-            metric = _LOADED[spec]
+            metric = _loaded(spec)
         else:
             metric = stack.enter_context(Metric(spec, timeout=timeout))
         (table,) = corpus_tables(stack, corpus, [spec], 1, timeout, QUIET, loaded=[metric])
@@ -106,6 +111,21 @@ def leaderboard(metric: Metric, rows: Mapping[str, np.ndarray], ids: Sequence[st
     table = StatsTable(metric.label, metric.source, dict(rows), ids,
                        tags if tags and any(tags) else None, nrefs=nrefs)
     return standings(table, samples, seed)
+
+
+def standings_of(spec: MetricSpec, rows: Mapping[str, np.ndarray], ids: Sequence[str],
+                 tags: Optional[List[List[str]]], nrefs: int | str, samples: int = 1000,
+                 seed: Optional[int] = DEFAULT_SEED) -> List[Standing]:
+    """`leaderboard` for a metric named by its spec, loaded once per process: what a
+    worker process computing a service's leaderboards runs. An evaluator command that
+    failed is not used again."""
+    try:
+        return leaderboard(_loaded(spec), rows, ids, tags, nrefs, samples, seed)
+    except EvalprotoError:
+        broken = _LOADED.pop(spec, None)
+        if broken is not None:
+            broken.close()
+        raise
 
 
 def stats_file_text(system: str, nrefs: int | str, metrics: Sequence[Metric],

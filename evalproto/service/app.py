@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import secrets
+import threading
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ log = logging.getLogger("evalproto.service")
 MAX_UPLOAD = 64 << 20
 """The default bound of a request's body: a WMT test set's dataset (a few MiB) many
 times over."""
+FIGURE_PROCESSES = max(1, min(4, os.cpu_count() or 1))
+"""Processes that compute leaderboards' standings, one metric each at a time."""
 NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
 UPLOAD_NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,200}\Z")
 
@@ -115,13 +118,19 @@ def create_app(service: Service) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         workers = Workers(service.settings.jobs, service.settings.scheduler)
-        service.dispatcher = Dispatcher(service.engine, workers, service.settings.timeout)
+        figures = Workers(FIGURE_PROCESSES)  # a leaderboard's metrics at once
+        service.boards.start(figures)
+        service.dispatcher = Dispatcher(service.engine, workers, service.settings.timeout,
+                                        service.boards.prepare)
         service.dispatcher.start()
+        threading.Thread(target=service.boards.prepare, name="evalproto-settle",
+                         daemon=True).start()
         try:
             yield
         finally:
             service.dispatcher.stop()
             workers.close()
+            figures.close()
             service.boards.close()
 
     app = FastAPI(title="evalproto evaluation service", version=__version__,
@@ -351,6 +360,12 @@ def _handle_errors(app: FastAPI) -> None:
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused) -> JSONResponse:
         return _answer(request, exc.status, exc.message)
+
+    @app.exception_handler(EvalprotoError)
+    async def failed(request: Request, exc: EvalprotoError) -> JSONResponse:
+        """What evalproto could not do (a metric command that fails), said as it says
+        it: a server error, yet one with a message."""
+        return _answer(request, 500, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -8,19 +8,22 @@ never change, so a standing is recomputed only when an entry gets new rows.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from sqlalchemy.engine import Connection, Engine, Row
 
 from evalproto.api.board import (
     Standing,
     describe_metric,
-    leaderboard,
     read_upload,
     rows_from_bytes,
+    standings_of,
     stats_file_text,
 )
 from evalproto.api.scoring import Metric
@@ -28,8 +31,11 @@ from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
 from evalproto.service.errors import Conflict, Invalid, NotFound
+from evalproto.service.jobs import Workers
 from evalproto.sources.specs import MetricSpec
 from evalproto.stats.resampling import DEFAULT_SEED
+
+log = logging.getLogger("evalproto.service")
 
 SAMPLES = 1000
 """Bootstrap resamples behind every interval and test: corpus-score --confidence's and
@@ -57,20 +63,20 @@ class Boards:
         self.seed = seed
         self._lock = threading.Lock()
         self._metrics: Dict[MetricSpec, Metric] = {}
-        self._metric_locks: Dict[MetricSpec, threading.Lock] = {}
         self._datasets: Dict[int, DatasetText] = {}
         self._standings: OrderedDict[Any, List[Standing]] = OrderedDict()
+        self._computing: Dict[Any, Future] = {}
+        self._workers: Optional[Workers] = None
 
     # -- what is kept at hand ----------------------------------------------------------
 
-    def metric(self, spec: MetricSpec) -> Tuple[Metric, threading.Lock]:
-        """A loaded metric (an evaluator command runs once for the server), and the lock
-        that one caller at a time holds while using it."""
+    def metric(self, spec: MetricSpec) -> Metric:
+        """A metric loaded here, to check it and describe it (an evaluator command runs
+        once for the server)."""
         with self._lock:
             if spec not in self._metrics:
                 self._metrics[spec] = Metric(spec)
-                self._metric_locks[spec] = threading.Lock()
-            return self._metrics[spec], self._metric_locks[spec]
+            return self._metrics[spec]
 
     def close(self) -> None:
         """Stop the evaluator commands started for leaderboards."""
@@ -87,26 +93,90 @@ class Boards:
             self._datasets[dataset.id] = DatasetText(list(corpus.ids), tags, corpus.nrefs)
         return self._datasets[dataset.id]
 
-    def standings(self, metric_row: Row, text: DatasetText, dataset_id: int,
-                  rows: Dict[str, Tuple[int, bytes]]) -> Dict[str, Standing]:
-        """Each model's standing from its evaluation's rows ({model: (evaluation id,
-        rows)}), computed once per set of evaluations."""
-        key = (dataset_id, metric_row.signature, tuple(sorted(
-            (model, evaluation) for model, (evaluation, _) in rows.items())))
+    def start(self, workers: Workers) -> None:
+        """Compute standings in these worker processes (several metrics at once) from
+        now on, instead of in the calling thread."""
+        self._workers = workers
+
+    def standings(self, wanted: Sequence[Tuple[Row, DatasetText, int, Dict[str, int]]]
+                  ) -> List[Dict[str, Standing]]:
+        """For each (metric, dataset's text, dataset id, {model: evaluation id}), every
+        model's standing from its evaluation's rows: computed once per set of
+        evaluations (their rows are read only then), the missing ones side by side in
+        the worker processes; a computation under way for another reader is awaited."""
+        keys = [(dataset_id, metric.signature, tuple(sorted(scored.items())))
+                for metric, _, dataset_id, scored in wanted]
+        mine: List[Tuple[Any, Future, Tuple[Row, DatasetText, int, Dict[str, int]]]] = []
+        waiting: Dict[Any, Future] = {}
         with self._lock:
-            found = self._standings.get(key)
-        if found is None:
-            metric, lock = self.metric(MetricSpec(metric_row.kind, metric_row.spec))
-            arrays = {model: rows_from_bytes(data, len(text.ids))
-                      for model, (_, data) in sorted(rows.items())}
-            with lock:
-                found = leaderboard(metric, arrays, text.ids, text.tags, text.nrefs,
-                                    self.samples, self.seed)
+            for key, item in zip(keys, wanted):
+                if key in self._standings or key in waiting:
+                    continue
+                if key not in self._computing:
+                    self._computing[key] = Future()
+                    mine.append((key, self._computing[key], item))
+                waiting[key] = self._computing[key]
+        if mine:
+            self._compute(mine)
+        for future in waiting.values():
+            future.result()
+        with self._lock:
+            found = [self._standings[key] for key in keys]
+        return [{standing.system: standing for standing in standings}
+                for standings in found]
+
+    def _arguments(self, item: Tuple[Row, DatasetText, int, Dict[str, int]],
+                   stored: Dict[int, bytes]) -> Tuple[Any, ...]:
+        """standings_of's arguments for one (metric, dataset, evaluations)."""
+        metric, text, _, scored = item
+        arrays = {model: rows_from_bytes(stored[evaluation], len(text.ids))
+                  for model, evaluation in sorted(scored.items())}
+        return (MetricSpec(metric.kind, metric.spec), arrays, text.ids, text.tags,
+                text.nrefs, self.samples, self.seed)
+
+    def _submit(self, arguments: Tuple[Any, ...]) -> Future:
+        """standings_of(*arguments) in a worker process, or here without one."""
+        workers = self._workers
+        if workers is not None:
+            return workers.submit(standings_of, *arguments)
+        done: Future = Future()
+        done.set_result(standings_of(*arguments))
+        return done
+
+    def _compute(self, mine: Sequence[Tuple[Any, Future, Tuple[Row, DatasetText, int,
+                                                                  Dict[str, int]]]]) -> None:
+        """Compute these standings (each has its Future, which others may await)."""
+        try:
+            with store.reading(self.engine) as connection:
+                stored = store.evaluation_rows(connection, [
+                    evaluation for *_, (_, _, _, scored) in mine
+                    for evaluation in scored.values()])
+            running = []
+            for _, _, item in mine:
+                arguments = self._arguments(item, stored)
+                running.append(self._submit(arguments))
+            results = []
+            for future, (_, _, item) in zip(running, mine):
+                try:
+                    results.append(future.result())
+                except BrokenProcessPool:  # a worker died: from now on, here
+                    log.error("a leaderboard process died; standings are computed in "
+                              "the server's threads from now on")
+                    self._workers = None
+                    results.append(self._submit(self._arguments(item, stored)).result())
+        except BaseException as exc:  # those waiting for them learn why
             with self._lock:
+                for key, future, _ in mine:
+                    self._computing.pop(key, None)
+                    future.set_exception(exc)
+            raise
+        with self._lock:
+            for (key, future, _), found in zip(mine, results):
                 self._standings[key] = found
-                while len(self._standings) > KEPT_STANDINGS:
-                    self._standings.popitem(last=False)
-        return {standing.system: standing for standing in found}
+                self._computing.pop(key, None)
+                future.set_result(None)
+            while len(self._standings) > KEPT_STANDINGS:
+                self._standings.popitem(last=False)
 
     # -- leaderboards -------------------------------------------------------------------
 
@@ -141,13 +211,15 @@ class Boards:
     def _section(self, task: Row, metric_rows: Sequence[Row], dataset: Row,
                  text: DatasetText, current: List[Row], states: Dict[Tuple[int, int], Row],
                  evaluations: Dict[int, Dict[int, Row]]) -> Dict[str, Any]:
-        places: Dict[int, Dict[str, Standing]] = {}
+        wanted = []
         for metric in metric_rows:
-            scored = {row.model: (evaluations[metric.id][row.predictions_id].id,
-                                  evaluations[metric.id][row.predictions_id].rows)
+            scored = {row.model: evaluations[metric.id][row.predictions_id].id
                       for row in current if row.predictions_id in evaluations[metric.id]}
-            places[metric.id] = (self.standings(metric, text, dataset.id, scored)
-                                 if scored else {})
+            wanted.append((metric, text, dataset.id, scored))
+        found = self.standings([item for item in wanted if item[3]])
+        places: Dict[int, Dict[str, Standing]] = {metric.id: {} for metric in metric_rows}
+        places.update({item[0].id: standings for item, standings in
+                       zip([item for item in wanted if item[3]], found)})
         perf = next((metric for metric in metric_rows if metric.spec == task.perf),
                     metric_rows[0])
         ranked = list(places[perf.id])
@@ -162,6 +234,19 @@ class Boards:
         return {"dataset": dataset.name, "round": dataset.round, "n": dataset.examples,
                 "nrefs": text.nrefs, "content_hash": dataset.content_hash,
                 "entries": entries}
+
+    def prepare(self, tasks: Optional[Set[str]] = None) -> None:
+        """Compute the leaderboards of these tasks (of all by default), so that their
+        standings are ready when someone reads them: the server calls it when its jobs
+        have settled, and at start."""
+        try:
+            if tasks is None:
+                with store.reading(self.engine) as connection:
+                    tasks = {row.name for row in store.all_tasks(connection)}
+            for task in sorted(tasks):
+                self.leaderboard(task)
+        except Exception as exc:  # a task removed meanwhile, a database away: next time
+            log.warning("leaderboards not prepared: %s: %s", type(exc).__name__, exc)
 
     # -- models and submissions ---------------------------------------------------------
 
@@ -205,8 +290,11 @@ class Boards:
             if row is None:
                 raise NotFound(f"the model {model_name!r} has no submission on "
                                      f"{dataset_name!r}")
-        loaded = [self.metric(MetricSpec(metric.kind, metric.spec))[0] for metric in chosen]
-        rows = [rows_from_bytes(evaluations[metric.id][row.predictions_id].rows,
+        loaded = [self.metric(MetricSpec(metric.kind, metric.spec)) for metric in chosen]
+        with store.reading(self.engine) as connection:
+            stored = store.evaluation_rows(connection, [
+                evaluations[metric.id][row.predictions_id].id for metric in chosen])
+        rows = [rows_from_bytes(stored[evaluations[metric.id][row.predictions_id].id],
                                 len(text.ids)) for metric in chosen]
         return stats_file_text(row.model, text.nrefs, loaded, text.ids, rows)
 
@@ -233,7 +321,7 @@ class Boards:
         """A metric as a task registers it, loaded here to check it and read its
         signature (a bad spec or a command that does not start is refused)."""
         try:
-            metric, _ = self.metric(spec)
+            metric = self.metric(spec)
         except (EvalprotoError, ValueError, TypeError) as exc:
             raise Invalid(f"metric {spec.spec!r}: {exc}") from None
         described = describe_metric(metric)
@@ -276,7 +364,7 @@ def _submission_records(connection: Connection, task_id: int,
         scores = []
         for metric in metric_rows:
             found = store.evaluations_of(connection, row.dataset_id, [row.predictions_id],
-                                         metric.signature, with_rows=False)
+                                         metric.signature)
             job = states.get((row.id, metric.id))
             evaluation = found.get(row.predictions_id)
             scores.append(plain_data({

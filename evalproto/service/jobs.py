@@ -24,7 +24,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Set
 
 from sqlalchemy.engine import Engine, Row
 
@@ -75,10 +75,10 @@ class Workers:
 
         self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
                                          initializer=_start_worker, initargs=(os.getpid(),))
-        for waiting in [self._pool.submit(os.getpid) for _ in range(self.jobs)]:
-            waiting.result()
+        for _ in range(self.jobs):  # each started here, by the submission it takes
+            self._pool.submit(os.getpid)
 
-    def submit(self, function: Callable[..., Scored], *args: Any) -> Future:
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
         if self._client is None:
             assert self._pool is not None
             return self._pool.submit(function, *args)
@@ -115,10 +115,17 @@ class Dispatcher:
     """Takes queued jobs while a worker is free, and records their ends."""
 
     def __init__(self, engine: Engine, workers: Workers,
-                 timeout: Optional[float] = DEFAULT_TIMEOUT) -> None:
+                 timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 settled: Optional[Callable[[Set[str]], None]] = None) -> None:
+        """`settled(tasks)` is called, on a thread of its own, when the queue has
+        emptied after jobs of these tasks ended (the server computes their leaderboards
+        then, so that readers find them ready)."""
         self.engine = engine
         self.workers = workers
         self.timeout = timeout
+        self._settled = settled
+        self._changed: Set[str] = set()
+        self._settling: Optional[threading.Thread] = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._running: Dict[Future, store.Job] = {}
@@ -181,11 +188,22 @@ class Dispatcher:
                     self._look_after_orphans()
                 self._record_ends()
                 self._take_jobs()
+                self._settle()
             except Exception as exc:  # the database went away for a moment: try again
                 log.error("jobs: %s: %s", type(exc).__name__, exc)
                 self._stop.wait(IDLE_POLL)
             self._wake.wait(IDLE_POLL)
             self._wake.clear()
+
+    def _settle(self) -> None:
+        """Once nothing runs here, hand the tasks whose jobs ended to `settled`."""
+        if self._running or not self._changed or self._settled is None or (
+                self._settling is not None and self._settling.is_alive()):
+            return
+        tasks, self._changed = self._changed, set()
+        self._settling = threading.Thread(target=self._settled, args=(tasks,),
+                                          name="evalproto-settle", daemon=True)
+        self._settling.start()
 
     def _take_jobs(self) -> None:
         while len(self._running) < self.workers.capacity and not self._stop.is_set():
@@ -195,8 +213,7 @@ class Dispatcher:
                 return
             with store.reading(self.engine) as connection:
                 scored_before = store.evaluations_of(
-                    connection, job.dataset_id, [job.predictions_id], job.signature,
-                    with_rows=False)
+                    connection, job.dataset_id, [job.predictions_id], job.signature)
                 if not scored_before:
                     dataset = self._dataset(connection, job.dataset_id)
                     predictions = store.predictions_data(connection, job.predictions_id)
@@ -236,6 +253,7 @@ class Dispatcher:
                         store.fail(connection, job, outcome)
                     else:
                         _record(connection, job, outcome)
+                self._changed.add(job.task)
             except Exception as exc:  # a job is never left running for good
                 log.error("job %d: its end could not be written: %s: %s", job.id,
                           type(exc).__name__, exc)

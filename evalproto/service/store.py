@@ -496,16 +496,22 @@ def current_submissions(connection: Connection, dataset_id: int) -> List[Row]:
 # -- evaluations and jobs ------------------------------------------------------------------
 
 def evaluations_of(connection: Connection, dataset_id: int,
-                   predictions_ids: Sequence[int], signature: str,
-                   with_rows: bool = True) -> Dict[int, Row]:
+                   predictions_ids: Sequence[int], signature: str) -> Dict[int, Row]:
     """The evaluations of these prediction files on a dataset under a signature, by
-    predictions id."""
+    predictions id, without their rows (see evaluation_rows)."""
     columns = [evaluations.c.id, evaluations.c.predictions_id, evaluations.c.segments,
-               evaluations.c.score] + ([evaluations.c.rows] if with_rows else [])
+               evaluations.c.score]
     found = connection.execute(select(*columns).where(
         evaluations.c.dataset_id == dataset_id, evaluations.c.signature == signature,
         evaluations.c.predictions_id.in_(list(predictions_ids))))
     return {row.predictions_id: row for row in found}
+
+
+def evaluation_rows(connection: Connection, evaluation_ids: Sequence[int]) -> Dict[int, bytes]:
+    """The stored rows of evaluations, by id."""
+    found = connection.execute(select(evaluations.c.id, evaluations.c.rows).where(
+        evaluations.c.id.in_(list(evaluation_ids))))
+    return {row.id: bytes(row.rows) for row in found}
 
 
 def job_states(connection: Connection, submission_ids: Sequence[int]) -> Dict[Tuple[int, int], Row]:
@@ -538,6 +544,7 @@ class Job:
     dataset: str
     predictions_id: int
     model: str
+    task: str
 
 
 def claim(connection: Connection, server: str) -> Optional[Job]:
@@ -556,11 +563,13 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
     found = connection.execute(
         select(jobs.c.id, metrics.c.spec, metrics.c.kind, metrics.c.signature,
                submissions.c.dataset_id, datasets.c.name.label("dataset"),
-               submissions.c.predictions_id, models.c.name.label("model"))
+               submissions.c.predictions_id, models.c.name.label("model"),
+               tasks.c.name.label("task"))
         .join(metrics, metrics.c.id == jobs.c.metric_id)
         .join(submissions, submissions.c.id == jobs.c.submission_id)
         .join(datasets, datasets.c.id == submissions.c.dataset_id)
         .join(models, models.c.id == submissions.c.model_id)
+        .join(tasks, tasks.c.id == metrics.c.task_id)
         .where(jobs.c.id == job_id)).one()
     return Job(*found)
 

@@ -130,3 +130,16 @@ def test_the_api_describes_itself(tmp_path, start_server):
                  "/api/tasks/{task}/metrics", "/api/teams", "/api/submissions/{submission}",
                  "/api/tasks/{task}/datasets/{dataset}/stats/{model}"):
         assert path in described["paths"]
+
+
+def test_the_test_extra_installs_the_serve_extra():
+    """CI installs `.[test,...]` and runs these tests: the serve extra must be in it."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).parent.parent.parent / "setup.cfg")
+    extras = config["options.extras_require"]
+    serve = set(extras["serve"].split())
+    assert serve and serve <= set(extras["test"].split())
+    assert not {package.split(">")[0] for package in serve} & set(
+        config["options"]["install_requires"].lower().split())
