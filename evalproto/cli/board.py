@@ -15,6 +15,7 @@ import click
 
 import evalproto
 from evalproto.cli.options import CONTEXT, apply, reports_errors
+from evalproto.service.names import check_name
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 EXTRA = "pip install 'evalproto[serve]'"
@@ -185,6 +186,8 @@ def export(task: str, dataset: str, directory: str, server: str,
     `evalproto report --stats`."""
     with _client(server, token) as client:
         plan = client.export(task, dataset)
+        for model in plan["models"]:  # a file is named after each: no path from a server
+            check_name(model, "model")
         texts = {model: client.stats_file(task, dataset, model) for model in plan["models"]}
     try:
         os.makedirs(directory, exist_ok=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import secrets
 import threading
 from contextlib import asynccontextmanager
@@ -35,6 +34,7 @@ from evalproto.service import auth, store
 from evalproto.service.boards import Boards
 from evalproto.service.errors import Invalid, Refused
 from evalproto.service.jobs import Dispatcher, Workers
+from evalproto.service.names import check_name, upload_name
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import MetricSpec
 
@@ -45,8 +45,6 @@ MAX_UPLOAD = 64 << 20
 times over."""
 FIGURE_PROCESSES = max(1, min(4, os.cpu_count() or 1))
 """Processes that compute leaderboards' standings, one metric each at a time."""
-NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-UPLOAD_NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,200}\Z")
 
 
 @dataclass
@@ -69,24 +67,6 @@ class Service:
     admin: str  # the admin token's hash
     boards: Boards
     dispatcher: Optional[Dispatcher] = None
-
-
-def check_name(value: str, what: str) -> str:
-    """A name as Dynabench names datasets: lowercase letters, digits and dashes."""
-    if not NAME.match(value) or len(value) > store.NAME_LENGTH:
-        raise Invalid(f"{what} name {value!r} is not valid: a name is {store.NAME_RULE}, at "
-                      f"most {store.NAME_LENGTH} characters")
-    return value
-
-
-def upload_name(value: Optional[str], default: str) -> str:
-    """The name an upload is called in messages (a file's base name; never a path)."""
-    if value is None:
-        return default
-    if not UPLOAD_NAME.match(value):
-        raise Invalid(f"filename {value[:200]!r}: give a file's base name, without "
-                      f"slashes or control characters")
-    return value
 
 
 # -- request bodies ------------------------------------------------------------------------
@@ -348,11 +328,14 @@ def _dataset_record(dataset: Any) -> Dict[str, Any]:
 
 # -- errors --------------------------------------------------------------------------------
 
-def _answer(request: Request, status: int, message: str) -> JSONResponse:
-    """An error's answer, and its one line in the log."""
+def _answer(request: Request, status: int, message: str,
+            logged: Optional[str] = None) -> JSONResponse:
+    """An error's answer, and its one line in the log (`logged`, if the log is to say
+    more than the answer)."""
     request_id = getattr(request.state, "request_id", "-")
-    log.warning("request %s: %s %s -> %d: %s", request_id, request.method,
-                request.url.path, status, message)
+    log.log(logging.ERROR if status >= 500 else logging.WARNING, "request %s: %s %s -> %d: %s",
+            request_id, request.method, request.url.path, status,
+            " ".join((logged or message).split()))
     return JSONResponse({"error": message, "request_id": request_id}, status_code=status)
 
 
@@ -390,10 +373,9 @@ def _handle_errors(app: FastAPI) -> None:
         except Exception as exc:  # a bug: one line in the log, no traceback in the answer
             if os.environ.get("EVALPROTO_TRACEBACK"):
                 log.exception("request %s", request.state.request_id)
-            response = _answer(request, 500, f"internal error ({type(exc).__name__}); "
-                                             f"the server's log has its request id")
-            log.error("request %s: internal error: %s: %s", request.state.request_id,
-                      type(exc).__name__, exc)
+            response = _answer(request, 500, f"internal error ({type(exc).__name__}); the "
+                                             f"server's log has its request id",
+                               logged=f"internal error ({type(exc).__name__}: {exc})")
         response.headers["X-Request-ID"] = request.state.request_id
         return response
 

@@ -43,10 +43,7 @@ from sqlalchemy.engine import URL, Connection, Engine, Row, make_url
 from sqlalchemy.exc import ArgumentError
 
 from evalproto.service.errors import Conflict, Forbidden, Invalid, NotFound
-
-NAME_RULE = "lowercase letters, digits and dashes, starting with a letter or digit"
-"""Dynabench's rule for dataset names, kept for every name the service stores."""
-NAME_LENGTH = 64
+from evalproto.service.names import NAME_LENGTH
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
