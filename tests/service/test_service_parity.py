@@ -179,3 +179,9 @@ def test_jobs_on_a_dask_cluster_give_the_same_figures(database, start_server, tm
     files = make_board(server, tmp_path)
     server.wait("mt")
     check_parity(server.leaderboard("mt"), files, METRICS)
+
+
+def test_rank_ranges_are_the_places_of_each_cluster():
+    assert rank_ranges([["a"], ["b", "c", "d"], ["e"]]) == {
+        "a": (1, 1), "b": (2, 4), "c": (2, 4), "d": (2, 4), "e": (5, 5)}
+    assert rank_ranges([["only"]]) == {"only": (1, 1)}
