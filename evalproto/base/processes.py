@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -128,3 +129,17 @@ def ignore_interrupts() -> None:
     on, and no longer blocked (one that came during start-up is dropped)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker process started by process `parent`: be killed when it ends, even by
+    kill -9 (Linux's PR_SET_PDEATHSIG, for the thread that started this process; on
+    other systems nothing), so that no worker outlives a server that crashed."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    set_death_signal = 1  # PR_SET_PDEATHSIG
+    ctypes.CDLL(None, use_errno=True).prctl(set_death_signal, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the signal was set
+        os._exit(1)

@@ -8,7 +8,7 @@ give a score for a different test set.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from evalproto.base.errors import InputError
 from evalproto.base.gcpause import paused_gc
@@ -18,9 +18,15 @@ FORMATS = ("text", "dynabench", "oasst")
 """The --data-format names: plain text files, or a JSON Lines dataset and its predictions."""
 
 
-def read_jsonl(path: str) -> List[Tuple[int, Dict[str, Any]]]:
+Contents = Optional[Mapping[str, bytes]]
+"""Files given as bytes, by the name that messages call them (an upload to the
+evaluation service has no path); a name not in it is a path, read from disk."""
+
+
+def read_jsonl(path: str, contents: Contents = None) -> List[Tuple[int, Dict[str, Any]]]:
+    data = contents[path] if contents is not None and path in contents else read_bytes(path)
     with paused_gc():
-        return list(parse_jsonl(path, read_bytes(path)))
+        return list(parse_jsonl(path, data))
 
 
 def _id(value: Any, path: str, number: int, missing: str) -> str:
@@ -47,10 +53,11 @@ def _one_line(texts: List[str]) -> List[str]:
     return [" ".join(text.split("\n")).rstrip() for text in texts]
 
 
-def read_predictions(path: str, ids: Sequence[str], field: str) -> List[str]:
+def read_predictions(path: str, ids: Sequence[str], field: str,
+                     contents: Contents = None) -> List[str]:
     """The prediction for every id, in the dataset's order."""
     predictions: Dict[str, str] = {}
-    for number, row in read_jsonl(path):
+    for number, row in read_jsonl(path, contents):
         key = _id(row.get("id"), path, number, "a prediction needs an 'id'")
         if key in predictions:
             raise InputError(f"{path}: line {number}: duplicate prediction for id {key!r}")
@@ -70,20 +77,22 @@ def read_predictions(path: str, ids: Sequence[str], field: str) -> List[str]:
 
 
 def _corpus(ref_path: str, examples: List[Tuple[str, List[str], List[str]]],
-            hyp_paths: Sequence[str], hyp_field: str) -> Corpus:
+            hyp_paths: Sequence[str], hyp_field: str, contents: Contents = None) -> Corpus:
     if not examples:
         raise InputError(f"{ref_path}: the dataset has no examples")
     ids = [key for key, _, _ in examples]
     return Corpus(refs=[_one_line(refs) for _, refs, _ in examples],
-                  systems={path: read_predictions(path, ids, hyp_field) for path in hyp_paths},
+                  systems={path: read_predictions(path, ids, hyp_field, contents)
+                           for path in hyp_paths},
                   ids=ids, tags=[tags for _, _, tags in examples])
 
 
 def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "answer",
-                   hyp_field: str = "pred") -> Corpus:
-    """Rows {"uid" or "id", ref_field: str or [str], "tags": [str]}; tags become groups."""
+                   hyp_field: str = "pred", contents: Contents = None) -> Corpus:
+    """Rows {"uid" or "id", ref_field: str or [str], "tags": [str]}; tags become groups.
+    Files named in `contents` are read from there instead of from disk."""
     examples, seen = [], set()
-    for number, row in read_jsonl(ref_path):
+    for number, row in read_jsonl(ref_path, contents):
         key = _id(row.get("uid", row.get("id")), ref_path, number, "an example needs a 'uid' "
                                                                       "or an 'id'")
         if key in seen:
@@ -95,7 +104,7 @@ def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "an
         if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
             raise InputError(f"{ref_path}: line {number}: 'tags' must be a list of strings")
         examples.append((key, _texts(row[ref_field], ref_path, number, ref_field), tags))
-    return _corpus(ref_path, examples, hyp_paths, hyp_field)
+    return _corpus(ref_path, examples, hyp_paths, hyp_field, contents)
 
 
 def _messages(row: Dict[str, Any], path: str, number: int) -> Iterator[Dict[str, Any]]:

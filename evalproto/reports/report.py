@@ -149,7 +149,7 @@ def build_report(tables: Sequence[StatsTable], options: ReportOptions,
     systems = tables[0].systems
     if options.ttest and all(ttest_refusal(table.metric, table.label) for table in tables):
         raise UsageProblem(ttest_refusal(tables[0].metric, tables[0].label) or "")
-    metrics = [_metric_figures(table, options, progress) for table in tables]
+    metrics = [metric_figures(table, options, progress) for table in tables]
     report = Report(systems, len(tables[0].ids), metrics, options, texts=texts)
     if tables[0].groups is not None:
         report.groups = _group_results(tables, options, progress)
@@ -165,8 +165,11 @@ def build_report(tables: Sequence[StatsTable], options: ReportOptions,
     return report
 
 
-def _metric_figures(table: StatsTable, options: ReportOptions,
-                    progress: Progress) -> MetricFigures:
+def metric_figures(table: StatsTable, options: ReportOptions,
+                   progress: Progress = QUIET) -> MetricFigures:
+    """One metric's figures in a report: every system's score and interval, the
+    all-pairs tests and the clusters they draw (the leaderboard's ranks come from
+    here too, so that they are the report's)."""
     count = len(table.systems)
     if count > 1:
         analysis = Analysis(paired="bs", paired_n=options.samples, seed=options.seed,

@@ -29,7 +29,12 @@ def format_stats(system: str, nrefs: Any, metrics: Sequence[MetricColumns],
 def write_stats(path: str, system: str, nrefs: Any, metrics: Sequence[MetricColumns],
                 ids: Sequence[str], rows: Sequence[np.ndarray]) -> None:
     """Write a stats file (atomically; `-` is stdout): a failed run leaves no file."""
+    check_ids(ids)
+    write_output(path, format_stats(system, nrefs, metrics, ids, rows))
+
+
+def check_ids(ids: Sequence[str]) -> None:
+    """Refuse a segment id that would break the file's lines or columns."""
     for segment in ids:
         if "\t" in segment or "\n" in segment:
             raise InputError(f"segment id {segment!r} holds a tab or a line break")
-    write_output(path, format_stats(system, nrefs, metrics, ids, rows))

@@ -8,7 +8,7 @@ evalproto.stats.resampling; this module adds what a comparison of N systems need
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -91,3 +91,16 @@ def clusters(scores: Sequence[float], p_values: np.ndarray, higher_is_better: bo
                          for i in above for j in below):
             groups.append([])
     return groups
+
+
+def rank_ranges(ordered: Sequence[Sequence[Any]]) -> Dict[Any, Tuple[int, int]]:
+    """Each system's rank range (first, last; 1 is the best) from clusters in ranking
+    order, as WMT's tables give it: a system ranks anywhere among its cluster's places,
+    since the test tells none of its members apart."""
+    ranges: Dict[Any, Tuple[int, int]] = {}
+    first = 1
+    for cluster in ordered:
+        for system in cluster:
+            ranges[system] = (first, first + len(cluster) - 1)
+        first += len(cluster)
+    return ranges

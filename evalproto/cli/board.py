@@ -1,0 +1,205 @@
+"""`evalproto board ...`: the evaluation service's client. Each command is one request
+(see evalproto.service.client); what the server refuses is one `Error:` line, exit 1.
+
+Imported only when run or listed (cli.main's LAZY_COMMANDS); httpx only when a command
+runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Optional, Tuple
+
+import click
+
+import evalproto
+from evalproto.cli.options import CONTEXT, apply, reports_errors
+from evalproto.service.names import check_name
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+EXTRA = "pip install 'evalproto[serve]'"
+
+
+def _client(server: str, token: Optional[str]) -> Any:
+    try:
+        from evalproto.service.client import Client
+    except ImportError as exc:
+        raise click.ClickException(f"evalproto board needs the serve extra ({exc.name} is "
+                                   f"not installed): {EXTRA}") from None
+    return Client(server, token or None)
+
+
+def server_options(command: Callable) -> Callable:
+    """--server and --token, from the environment by default."""
+    return apply([
+        click.option("--server", envvar="EVALPROTO_SERVER", default=DEFAULT_SERVER,
+                     show_default=True, metavar="URL",
+                     help="The evaluation service (or EVALPROTO_SERVER)."),
+        click.option("--token", envvar="EVALPROTO_TOKEN", metavar="TOKEN",
+                     help="The admin's or a team's token (or EVALPROTO_TOKEN); reads need "
+                          "none."),
+    ], command)
+
+
+@click.group("board", context_settings=CONTEXT)
+def command() -> None:
+    """Use an evaluation service (`evalproto serve`): add tasks, teams, datasets and
+    metrics (admin token), submit predictions (a team's token), read leaderboards."""
+
+
+@command.command("add-task", context_settings=CONTEXT)
+@click.argument("task")
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="SPEC",
+              help='A built-in metric, e.g. bleu or "chrf --word-order 2". Repeatable.')
+@click.option("-e", "--evaluator", "evaluators", multiple=True, metavar="CMD",
+              help="An evaluator command spoken to over the protocol (run by the "
+                   "server). Repeatable.")
+@click.option("--perf", metavar="SPEC",
+              help="The metric that ranks the models (default: the first).")
+@server_options
+@reports_errors
+def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
+             perf: Optional[str], server: str, token: Optional[str]) -> None:
+    """Add a task scored by one or more metrics (admin)."""
+    given = ([{"spec": spec, "kind": "in-process"} for spec in metrics]
+             + [{"spec": spec, "kind": "command"} for spec in evaluators])
+    if not given:
+        raise click.UsageError("name the task's metrics with --metric (or -e)")
+    with _client(server, token) as client:
+        found = client.add_task(task, given, perf)
+    names = ", ".join(f"{metric['metric']} ({metric['name']})" for metric in found["metrics"])
+    click.echo(f"Task {found['task']}: {names}; ranked by {found['perf']}.")
+
+
+@command.command("add-team", context_settings=CONTEXT)
+@click.argument("team")
+@server_options
+@reports_errors
+def add_team(team: str, server: str, token: Optional[str]) -> None:
+    """Add a team (admin) and print its token, shown this once: the team submits with it."""
+    with _client(server, token) as client:
+        found = client.add_team(team)
+    click.echo(f"Team {found['team']} added; its token follows (shown this once):", err=True)
+    click.echo(found["token"])
+
+
+@command.command("add-dataset", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("dataset")
+@click.argument("file", metavar="FILE")
+@click.option("--round", "round_", type=click.IntRange(min=0),
+              help="The round the dataset belongs to.")
+@server_options
+@reports_errors
+def add_dataset(task: str, dataset: str, file: str, round_: Optional[int], server: str,
+                token: Optional[str]) -> None:
+    """Add a dataset to a task (admin). FILE is JSON Lines: {"uid" or "id", "answer": a
+    reference or a list of references, "tags": [...]} per example."""
+    with _client(server, token) as client:
+        found = client.add_dataset(task, dataset, file, round_)
+    tags = f", {len(found['tags'])} tags" if found["tags"] else ""
+    shown_round = f", round {found['round']}" if found["round"] is not None else ""
+    references = "reference" if found["nrefs"] == 1 else "references"
+    each = "each" if isinstance(found["nrefs"], int) else "(a varying number)"
+    click.echo(f"Dataset {found['dataset']} of task {found['task']}: {found['examples']} "
+               f"examples, {found['nrefs']} {references} {each}{tags}{shown_round}.")
+
+
+@command.command("submit", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("model")
+@click.argument("dataset")
+@click.argument("file", metavar="FILE")
+@server_options
+@reports_errors
+def submit(task: str, model: str, dataset: str, file: str, server: str,
+           token: Optional[str]) -> None:
+    """Submit a model's predictions on a dataset (a team's token). FILE is JSON Lines:
+    {"id", "pred"} for every example. A model's new submission replaces its entry."""
+    with _client(server, token) as client:
+        found = client.submit(task, model, dataset, file)
+    click.echo(f"Submission {found['submission']}: {found['model']} ({found['team']}) on "
+               f"{found['dataset']}, {found['predictions']} predictions; "
+               f"{_jobs(found['queued'])} queued.")
+
+
+@command.command("add-metric", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("spec", required=False)
+@click.option("-e", "--evaluator", metavar="CMD",
+              help="An evaluator command instead of a built-in SPEC.")
+@server_options
+@reports_errors
+def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server: str,
+               token: Optional[str]) -> None:
+    """Add a metric to a task (admin): every stored submission is scored with it."""
+    if (spec is None) == (evaluator is None):
+        raise click.UsageError("give the metric's SPEC (e.g. ter), or a command with -e")
+    with _client(server, token) as client:
+        found = client.add_metric(task, spec or evaluator,
+                                  "in-process" if spec else "command")
+    click.echo(f"Metric {found['metric']} ({found['name']}) added to task {found['task']}; "
+               f"{_jobs(found['queued'])} queued for the stored submissions.")
+
+
+@command.command("leaderboard", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("dataset", required=False)
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True,
+              help="json: one object per (model, dataset, metric).")
+@click.option("-w", "--width", type=click.IntRange(min=0, max=99), default=1,
+              show_default=True, help="Decimals of the scores in the text table.")
+@click.option("--wait", is_flag=True,
+              help="First wait until no job of the task is queued or running.")
+@server_options
+@reports_errors
+def leaderboard(task: str, dataset: Optional[str], output_format: str, width: int,
+                wait: bool, server: str, token: Optional[str]) -> None:
+    """Print a task's leaderboard (of one dataset, or of all): every model's score with
+    its 95% bootstrap interval, its rank range from the all-pairs test, and its
+    per-tag scores, sorted by the task's perf metric."""
+    with _client(server, token) as client:
+        if wait:
+            client.wait(task)
+        board = client.leaderboard(task, dataset)
+    if output_format == "json":
+        text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
+                       for section in board["datasets"] for entry in section["entries"])
+    else:
+        from evalproto.api.board import format_leaderboard
+        text = format_leaderboard(board, width)
+    click.echo(text, nl=False)
+
+
+@command.command("export", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("dataset")
+@click.option("-o", "--output", "directory", required=True, metavar="DIR",
+              help="The directory to write MODEL.stats files into (made if need be).")
+@server_options
+@reports_errors
+def export(task: str, dataset: str, directory: str, server: str,
+           token: Optional[str]) -> None:
+    """Write each model's stats file of a dataset, for `evalproto reduce` and
+    `evalproto report --stats`."""
+    with _client(server, token) as client:
+        plan = client.export(task, dataset)
+        for model in plan["models"]:  # a file is named after each: no path from a server
+            check_name(model, "model")
+        texts = {model: client.stats_file(task, dataset, model) for model in plan["models"]}
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"{directory}: cannot make the directory: "
+                                   f"{exc.strerror or exc}") from None
+    for model, text in texts.items():
+        evalproto.write_output(os.path.join(directory, f"{model}.stats"), text)
+    click.echo(f"Wrote {len(texts)} stats files to {directory} ({', '.join(plan['metrics'])})."
+               + (f" Not every model is scored yet with: {', '.join(plan['left_out'])}."
+                  if plan["left_out"] else ""))
+
+
+def _jobs(count: int) -> str:
+    return f"{count} scoring job{'' if count == 1 else 's'}"

@@ -1,0 +1,153 @@
+"""A leaderboard's figures from stats tables, and its text.
+
+Every figure is one the project already computes: a model's score is corpus-score's,
+its interval is corpus-score --confidence's (the same resamples and arithmetic), its
+rank range comes from the clusters of the report's all-pairs paired bootstrap
+(`metric_figures`), and a tag's score is the corpus score of the tag's segments.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from evalproto.reports.report import ReportOptions, metric_figures
+from evalproto.reports.results import escape
+from evalproto.stats.reductions import Analysis, analyse
+from evalproto.stats.resampling import DEFAULT_SEED, confidence_interval
+from evalproto.stats.significance import SIGNIFICANCE_LEVEL, rank_ranges
+from evalproto.stats.table import StatsTable
+
+
+@dataclass
+class Standing:
+    """One system's place on a leaderboard under one metric."""
+
+    system: str
+    score: float
+    n: int
+    signature: str
+    mean: float
+    half_width: float
+    rank: Tuple[int, int]
+    tags: Dict[str, float]
+
+
+def standings(table: StatsTable, samples: int = 1000,
+              seed: Optional[int] = DEFAULT_SEED) -> List[Standing]:
+    """Every system of `table` in ranking order: its corpus score, the 95% interval of
+    `samples` bootstrap resamples as --confidence gives it, its rank range from the
+    report's clusters, and the score of each tag of `table.groups`."""
+    figures = metric_figures(table, ReportOptions(samples=samples, seed=seed))
+    ranks = rank_ranges(figures.clusters)
+    tags = tag_scores(table)
+    results = {result.system: result for result in figures.results}
+    found = []
+    for system in (system for cluster in figures.clusters for system in cluster):
+        result = results[system]
+        assert result.resampled is not None  # samples >= 1
+        mean, half_width = confidence_interval(result.resampled)
+        found.append(Standing(system, result.score, result.n, result.signature, float(mean),
+                              float(half_width), ranks[system], tags.get(system, {})))
+    return found
+
+
+def tag_scores(table: StatsTable) -> Dict[str, Dict[str, float]]:
+    """{system: {tag: the corpus score of the tag's segments}}; none without groups."""
+    if table.groups is None:
+        return {}
+    found: Dict[str, Dict[str, float]] = {system: {} for system in table.systems}
+    for result in analyse([table], Analysis()):
+        if result.group is not None:
+            found[result.system][result.group] = result.score
+    return found
+
+
+# -- text --------------------------------------------------------------------------------
+
+def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
+    """A leaderboard as the evaluation service gives it (its JSON: the task, its
+    metrics and perf metric, and each dataset's entries in ranking order), as text: a
+    table per dataset, a row per model, a column per metric, then the per-tag scores
+    of the perf metric and the signatures."""
+    metrics = board["metrics"]
+    names = {metric["metric"]: metric["name"] for metric in metrics}
+    perf = board["perf"]
+    lines: List[str] = []
+    for dataset in board["datasets"]:
+        if lines:
+            lines.append("")
+        round_text = f", round {dataset['round']}" if dataset.get("round") is not None else ""
+        lines.append(f"{escape(board['task'])} / {escape(dataset['dataset'])}{round_text}: "
+                     f"{dataset['n']} segments, ranked by {escape(names[perf])}")
+        models = list(dict.fromkeys(entry["model"] for entry in dataset["entries"]))
+        if not models:
+            lines.append("(no submissions yet)")
+            continue
+        cells = {(entry["model"], entry["metric"]): entry for entry in dataset["entries"]}
+        rows = [["Rank", "Model", "Team", *(escape(names[m["metric"]]) for m in metrics)]]
+        for model in models:
+            first = cells.get((model, perf)) or next(
+                entry for entry in dataset["entries"] if entry["model"] == model)
+            rank = first.get("rank")
+            rows.append([_rank(rank) if first["status"] == "done" and rank else "-",
+                         escape(model), escape(first["team"]),
+                         *(_cell(cells.get((model, m["metric"])), width) for m in metrics)])
+        lines += _aligned(rows)
+        lines += _tag_lines(dataset["entries"], models, perf, names[perf], width)
+        failed = [entry for entry in dataset["entries"] if entry["status"] == "failed"]
+        lines += [f"{escape(entry['model'])}, {escape(entry['metric'])}: failed: "
+                  f"{escape(entry.get('message') or '')}" for entry in failed]
+    signatures: Dict[str, str] = {}
+    for dataset in board["datasets"]:
+        for entry in dataset["entries"]:
+            if entry.get("signature"):
+                signatures.setdefault(entry["metric"], entry["signature"])
+    if signatures:
+        lines.append("")
+        lines += [f"{escape(metric)}: {escape(signature)}"
+                  for metric, signature in signatures.items()]
+        lines += ["±: half the width of the score's 95% bootstrap interval. Rank: the "
+                  "places of the model's cluster",
+                  f"by the ranking metric, models that the all-pairs paired bootstrap does "
+                  f"not tell apart (p > {SIGNIFICANCE_LEVEL})."]
+    return "\n".join(lines) + "\n"
+
+
+def _rank(rank: Sequence[int]) -> str:
+    return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"
+
+
+def _fixed(value: Optional[float], places: int) -> str:
+    return "nan" if value is None or not math.isfinite(value) else f"{value:.{places}f}"
+
+
+def _cell(entry: Optional[Mapping[str, Any]], width: int) -> str:
+    if entry is None:
+        return "-"
+    if entry["status"] != "done":
+        return entry["status"]
+    return f"{_fixed(entry['score'], width)} ± {_fixed(entry['half_width'], width)}"
+
+
+def _aligned(rows: List[List[str]], left: int = 3) -> List[str]:
+    """Rows as columns: the first `left` aligned left, the figures right."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:left], widths[:left])),
+                       *(cell.rjust(w) for cell, w in zip(row[left:], widths[left:]))]).rstrip()
+            for row in rows]
+
+
+def _tag_lines(entries: Sequence[Mapping[str, Any]], models: Sequence[str], perf: str,
+               name: str, width: int) -> List[str]:
+    """The perf metric's score of each tag, a row per model."""
+    scored = {entry["model"]: entry["tags"] for entry in entries
+              if entry["metric"] == perf and entry["status"] == "done"}
+    tags = list(dict.fromkeys(tag for found in scored.values() for tag in found))
+    if not tags:
+        return []
+    rows = [["Model", *map(escape, tags)]]
+    rows += [[escape(model), *(_fixed(scored[model].get(tag), width) if model in scored
+                               else "-" for tag in tags)] for model in models]
+    return ["", f"{escape(name)} by tag:", *_aligned(rows, left=1)]

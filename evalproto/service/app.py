@@ -1,0 +1,439 @@
+"""The HTTP API (FastAPI; its description at /openapi.json). JSON under /api, so that
+pages for people can take the other paths.
+
+Reads are public; writes need a token (see auth). Every refusal is a 4xx answer
+{"error": message, "request_id": id} that names what was wrong, and nothing of the
+request is stored; anything else that goes wrong is a 500 with the same shape. Each
+error is logged in one line with the request's id, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Literal, Optional
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import DBAPIError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from evalproto.api.board import read_upload
+from evalproto.base.errors import EvalprotoError, SetupError
+from evalproto.base.version import __version__
+from evalproto.service import auth, store
+from evalproto.service.boards import Boards
+from evalproto.service.errors import Invalid, Refused
+from evalproto.service.jobs import Dispatcher, Workers
+from evalproto.service.names import check_name, upload_name
+from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.sources.specs import MetricSpec
+
+log = logging.getLogger("evalproto.service")
+
+MAX_UPLOAD = 64 << 20
+"""The default bound of a request's body: a WMT test set's dataset (a few MiB) many
+times over."""
+FIGURE_PROCESSES = max(1, min(4, os.cpu_count() or 1))
+"""Processes that compute leaderboards' standings, one metric each at a time."""
+
+
+@dataclass
+class Settings:
+    """How a server runs (the options of `evalproto serve`)."""
+
+    url: URL
+    jobs: int = 1
+    scheduler: Optional[str] = None
+    max_upload: int = MAX_UPLOAD
+    timeout: Optional[float] = DEFAULT_TIMEOUT
+
+
+@dataclass
+class Service:
+    """What the routes share."""
+
+    settings: Settings
+    engine: Engine
+    admin: str  # the admin token's hash
+    boards: Boards
+    dispatcher: Optional[Dispatcher] = None
+
+
+# -- request bodies ------------------------------------------------------------------------
+
+class MetricIn(BaseModel):
+    spec: str = Field(min_length=1, max_length=1000,
+                      description='A built-in metric\'s spec ("chrf --word-order 2"), or '
+                                  'with kind "command" an evaluator command (admin only)')
+    kind: Literal["in-process", "command"] = "in-process"
+
+
+class TaskIn(BaseModel):
+    name: str
+    metrics: List[MetricIn] = Field(min_length=1)
+    perf: Optional[str] = Field(None, description="The spec of the metric that ranks "
+                                                  "models (default: the first)")
+
+
+class TeamIn(BaseModel):
+    name: str
+
+
+# -- the application -------------------------------------------------------------------------
+
+def create_app(service: Service) -> FastAPI:
+    """The API of a prepared service (see `prepare`). Its lifespan starts and stops
+    the job workers."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        workers = Workers(service.settings.jobs, service.settings.scheduler)
+        figures = Workers(FIGURE_PROCESSES)  # a leaderboard's metrics at once
+        service.boards.start(figures)
+        service.dispatcher = Dispatcher(service.engine, workers, service.settings.timeout,
+                                        service.boards.prepare)
+        service.dispatcher.start()
+        threading.Thread(target=service.boards.prepare, name="evalproto-settle",
+                         daemon=True).start()
+        try:
+            yield
+        finally:
+            service.dispatcher.stop()
+            workers.close()
+            figures.close()
+            service.boards.close()
+
+    app = FastAPI(title="evalproto evaluation service", version=__version__,
+                  lifespan=lifespan, docs_url=None, redoc_url=None,  # their pages use CDNs
+                  description="Tasks, datasets and submissions scored into stats rows; "
+                              "leaderboards with intervals and significance.")
+    app.state.service = service
+    # Inside the request ids' middleware: a body found too large is refused where the
+    # route reads it, as any refusal is.
+    app.add_middleware(BoundedBodies, limit=service.settings.max_upload)
+    _handle_errors(app)
+    _routes(app, service)
+    return app
+
+
+async def _bearer(request: Request) -> Optional[str]:
+    return auth.bearer(request.headers.get("authorization"))
+
+
+async def _body(request: Request) -> bytes:
+    return await request.body()
+
+
+def _routes(app: FastAPI, service: Service) -> None:
+    boards = service.boards
+
+    def woken() -> None:
+        if service.dispatcher is not None:
+            service.dispatcher.wake()
+
+    @app.get("/api")
+    def about() -> Dict[str, Any]:
+        """The service's version and limits."""
+        return {"service": "evalproto", "version": __version__,
+                "max_upload": service.settings.max_upload}
+
+    @app.get("/api/tasks")
+    def list_tasks() -> List[Dict[str, Any]]:
+        """Every task with its metrics, datasets and number of models."""
+        with store.reading(service.engine) as connection:
+            found = []
+            for task in store.all_tasks(connection):
+                metrics = store.task_metrics(connection, task.id)
+                datasets = store.task_datasets(connection, task.id)
+                found.append(_task_record(task, metrics, datasets))
+        return found
+
+    @app.post("/api/tasks", status_code=201)
+    def add_task(body: TaskIn, token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+        """Add a task with its metrics (admin)."""
+        auth.require_admin(token, service.admin, "adding a task")
+        check_name(body.name, "task")
+        specs = [MetricSpec(metric.kind, metric.spec) for metric in body.metrics]
+        repeated = [spec.spec for spec in specs if specs.count(spec) > 1]
+        if repeated:
+            raise Invalid(f"the metric {repeated[0]!r} is given twice")
+        perf = body.perf if body.perf is not None else specs[0].spec
+        if perf not in [spec.spec for spec in specs]:
+            raise Invalid(f"the perf metric {perf!r} is not one of the task's metrics "
+                          f"({', '.join(spec.spec for spec in specs)})")
+        entries = [boards.entry(spec) for spec in specs]
+        with store.writing(service.engine) as connection:
+            store.add_task(connection, body.name, entries, perf)
+            task = store.task(connection, body.name)
+            return _task_record(task, store.task_metrics(connection, task.id), [])
+
+    @app.get("/api/tasks/{task}")
+    def get_task(task: str) -> Dict[str, Any]:
+        """A task, its metrics and datasets, and its jobs by state."""
+        with store.reading(service.engine) as connection:
+            row = store.task(connection, check_name(task, "task"))
+            record = _task_record(row, store.task_metrics(connection, row.id),
+                                  store.task_datasets(connection, row.id))
+            record["jobs"] = store.job_counts(connection, row.id)
+        return record
+
+    @app.post("/api/tasks/{task}/metrics", status_code=201)
+    def add_metric(task: str, body: MetricIn,
+                   token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+        """Add a metric to a task (admin): every stored submission is queued for it."""
+        auth.require_admin(token, service.admin, "adding a metric")
+        check_name(task, "task")
+        spec = MetricSpec(body.kind, body.spec)
+        with store.reading(service.engine) as connection:
+            store.task(connection, task)  # an unknown task before a metric is loaded
+        entry = boards.entry(spec)
+        with store.writing(service.engine) as connection:
+            row = store.task(connection, task)
+            queued = store.add_metric(connection, row.id, entry)
+        woken()
+        return {"task": task, "metric": entry.spec, "name": entry.name,
+                "signature": entry.signature, "queued": queued}
+
+    @app.post("/api/tasks/{task}/datasets/{dataset}", status_code=201)
+    def add_dataset(task: str, dataset: str, data: bytes = Depends(_body),
+                    round: Optional[int] = Query(None, ge=0),
+                    filename: Optional[str] = Query(None),
+                    token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+        """Add a dataset to a task (admin): the body is its JSON Lines, rows {"uid" or
+        "id", "answer": a reference or a list of references, "tags": [...]}."""
+        auth.require_admin(token, service.admin, "adding a dataset")
+        check_name(task, "task")
+        check_name(dataset, "dataset")
+        corpus = _read(upload_name(filename, f"{dataset}.jsonl"), data)
+        tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
+        with store.writing(service.engine) as connection:
+            row = store.task(connection, task)
+            store.add_dataset(connection, row.id, dataset, round, data, len(corpus.ids),
+                              corpus.nrefs)
+        return {"task": task, "dataset": dataset, "round": round, "examples": len(corpus.ids),
+                "nrefs": corpus.nrefs, "tags": tags, "content_hash": store.content_hash(data)}
+
+    @app.get("/api/tasks/{task}/datasets/{dataset}")
+    def get_dataset(task: str, dataset: str) -> Dict[str, Any]:
+        with store.reading(service.engine) as connection:
+            row = store.task(connection, check_name(task, "task"))
+            found = store.dataset(connection, row.id, check_name(dataset, "dataset"))
+        return _dataset_record(found)
+
+    @app.post("/api/tasks/{task}/datasets/{dataset}/models/{model}", status_code=201)
+    def submit(task: str, dataset: str, model: str, data: bytes = Depends(_body),
+               filename: Optional[str] = Query(None),
+               token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+        """Submit a model's predictions on a dataset (the team's token): the body is
+        JSON Lines, rows {"id", "pred"}, one per example of the dataset."""
+        for value, what in ((task, "task"), (dataset, "dataset"), (model, "model")):
+            check_name(value, what)
+        team = auth.team_of(service.engine, token, service.admin)
+        with store.reading(service.engine) as connection:
+            row = store.task(connection, task)
+            found = store.dataset(connection, row.id, dataset)
+            dataset_bytes = store.dataset_data(connection, found.id)
+        name = upload_name(filename, f"{model}.jsonl")
+        if name == f"{dataset}.jsonl":
+            name = f"predictions {name}"
+        _read(f"{dataset}.jsonl", dataset_bytes, (name, data))
+        with store.writing(service.engine) as connection:
+            submission, queued = store.submit(connection, row.id, team, model, found.id, data)
+        woken()
+        return {"submission": submission, "task": task, "dataset": dataset, "model": model,
+                "team": team.name, "predictions": found.examples, "queued": queued}
+
+    @app.get("/api/tasks/{task}/leaderboard")
+    def get_leaderboard(task: str, dataset: Optional[str] = None) -> Dict[str, Any]:
+        """The leaderboard of a task (or of one of its datasets): one entry per (model,
+        dataset, metric) with the score, its 95% bootstrap interval, the rank range
+        from the all-pairs test, and each tag's score."""
+        check_name(task, "task")
+        if dataset is not None:
+            check_name(dataset, "dataset")
+        return boards.leaderboard(task, dataset)
+
+    @app.get("/api/tasks/{task}/jobs")
+    def get_jobs(task: str) -> Dict[str, int]:
+        """The task's jobs by state: queued, running, done, failed."""
+        with store.reading(service.engine) as connection:
+            row = store.task(connection, check_name(task, "task"))
+            return store.job_counts(connection, row.id)
+
+    @app.get("/api/tasks/{task}/models/{model}")
+    def get_model(task: str, model: str) -> Dict[str, Any]:
+        """A model's submissions, oldest first, with their scores."""
+        return boards.model(check_name(task, "task"), check_name(model, "model"))
+
+    @app.get("/api/submissions/{submission}")
+    def get_submission(submission: int) -> Dict[str, Any]:
+        """One submission (a replaced one too) with its scores."""
+        return boards.submission(submission)
+
+    @app.get("/api/tasks/{task}/datasets/{dataset}/stats")
+    def get_export(task: str, dataset: str) -> Dict[str, Any]:
+        """What an export of the dataset holds: each model's current submission, under
+        the metrics that scored all of them."""
+        return boards.export(check_name(task, "task"), check_name(dataset, "dataset"))
+
+    @app.get("/api/tasks/{task}/datasets/{dataset}/stats/{model}",
+             response_class=PlainTextResponse)
+    def get_stats_file(task: str, dataset: str, model: str) -> str:
+        """A model's stats file (evalproto reduce and report --stats read it)."""
+        return boards.stats_file(check_name(task, "task"), check_name(dataset, "dataset"),
+                                 check_name(model, "model"))
+
+    @app.post("/api/teams", status_code=201)
+    def add_team(body: TeamIn, token: Optional[str] = Depends(_bearer)) -> Dict[str, str]:
+        """Add a team (admin); the answer holds its token, shown this once."""
+        auth.require_admin(token, service.admin, "adding a team")
+        check_name(body.name, "team")
+        team_token = auth.new_token()
+        with store.writing(service.engine) as connection:
+            store.add_team(connection, body.name, auth.token_hash(team_token))
+        return {"team": body.name, "token": team_token}
+
+
+def _read(name: str, data: bytes, predictions: Optional[tuple] = None) -> Any:
+    """An upload read as corpus-score reads the file; an error names its line or id."""
+    try:
+        return read_upload((name, data), predictions)
+    except EvalprotoError as exc:
+        raise Invalid(str(exc)) from None
+
+
+def _task_record(task: Any, metrics: List[Any], datasets: List[Any]) -> Dict[str, Any]:
+    return {"task": task.name, "perf": task.perf, "created": store.iso_time(task.created),
+            "metrics": [{"metric": metric.spec, "kind": metric.kind, "name": metric.name,
+                         "signature": metric.signature,
+                         "higher_is_better": metric.higher_is_better} for metric in metrics],
+            "datasets": [_dataset_record(dataset) for dataset in datasets]}
+
+
+def _dataset_record(dataset: Any) -> Dict[str, Any]:
+    return {"dataset": dataset.name, "round": dataset.round, "examples": dataset.examples,
+            "nrefs": dataset.nrefs, "content_hash": dataset.content_hash,
+            "created": store.iso_time(dataset.created)}
+
+
+# -- errors --------------------------------------------------------------------------------
+
+def _answer(request: Request, status: int, message: str,
+            logged: Optional[str] = None) -> JSONResponse:
+    """An error's answer, and its one line in the log (`logged`, if the log is to say
+    more than the answer)."""
+    request_id = getattr(request.state, "request_id", "-")
+    log.log(logging.ERROR if status >= 500 else logging.WARNING, "request %s: %s %s -> %d: %s",
+            request_id, request.method, request.url.path, status,
+            " ".join((logged or message).split()))
+    return JSONResponse({"error": message, "request_id": request_id}, status_code=status)
+
+
+def _handle_errors(app: FastAPI) -> None:
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused) -> JSONResponse:
+        return _answer(request, exc.status, exc.message)
+
+    @app.exception_handler(EvalprotoError)
+    async def failed(request: Request, exc: EvalprotoError) -> JSONResponse:
+        """What evalproto could not do (a metric command that fails), said as it says
+        it: a server error, yet one with a message."""
+        return _answer(request, 500, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+            problems.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+        return _answer(request, 422, "; ".join(problems) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = str(exc.detail) if exc.status_code != 404 else (
+            f"no such resource: {request.url.path}")
+        return _answer(request, exc.status_code, message)
+
+    @app.middleware("http")
+    async def request_ids(request: Request,
+                          call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        request.state.request_id = secrets.token_hex(6)
+        try:
+            response = await call_next(request)
+        except Exception as exc:  # a bug: one line in the log, no traceback in the answer
+            if os.environ.get("EVALPROTO_TRACEBACK"):
+                log.exception("request %s", request.state.request_id)
+            response = _answer(request, 500, f"internal error ({type(exc).__name__}); the "
+                                             f"server's log has its request id",
+                               logged=f"internal error ({type(exc).__name__}: {exc})")
+        response.headers["X-Request-ID"] = request.state.request_id
+        return response
+
+
+class BoundedBodies:
+    """Refuse a request body beyond `limit` bytes (413), before it is all read: the
+    declared length is checked first, then the bytes as they come."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        seen = 0
+
+        async def bounded() -> Message:
+            nonlocal seen
+            if declared.isdigit() and int(declared) > self.limit:
+                raise self._too_large()
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise self._too_large()
+            return message
+
+        await self.app(scope, bounded, send)
+
+    def _too_large(self) -> StarletteHTTPException:
+        """An HTTP error, which FastAPI passes on from wherever the body is read."""
+        return StarletteHTTPException(413, f"the upload is larger than this server's "
+                                           f"--max-upload ({self.limit} bytes)")
+
+
+# -- starting ------------------------------------------------------------------------------
+
+@dataclass
+class Prepared:
+    service: Service
+    revision: str
+    admin_source: str
+
+
+def prepare(settings: Settings) -> Prepared:
+    """The database migrated to the newest schema and the admin token in place: what a
+    server needs before it listens."""
+    engine = store.open_engine(settings.url)
+    try:
+        revision = store.migrate(engine)
+    except DBAPIError as exc:
+        raise SetupError(f"cannot use the database {store.shown(settings.url)}: "
+                         f"{' '.join(str(exc.orig or exc).split())}") from None
+    database_file = store.sqlite_file(settings.url)
+    token_file = (database_file.with_name(database_file.name + ".admin-token")
+                  if database_file is not None else Path("evalproto-admin-token"))
+    admin = auth.admin_token(engine, token_file.absolute())
+    return Prepared(Service(settings, engine, admin.digest, Boards(engine)), revision,
+                    admin.source)

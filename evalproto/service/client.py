@@ -1,0 +1,122 @@
+"""The service's HTTP client (httpx), which `evalproto board` is built on. Each call
+returns the server's JSON; a refusal, or a server that cannot be reached, is a
+ServiceError whose message is the one line to show."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+from urllib.parse import quote
+
+import httpx
+
+from evalproto.base.errors import EvalprotoError
+
+TIMEOUT = httpx.Timeout(300.0, connect=10.0)
+WAIT_POLL = 0.25
+
+
+class ServiceError(EvalprotoError):
+    """The service refused a request, or could not be reached."""
+
+
+class Client:
+    """A client of one server, with a token or none (reads need none)."""
+
+    def __init__(self, server: str, token: Optional[str] = None) -> None:
+        self.server = server.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.server, headers=headers, timeout=TIMEOUT)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, **options: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **options)
+        except httpx.TransportError as exc:
+            raise ServiceError(f"cannot reach the evaluation service at {self.server} "
+                               f"({exc or type(exc).__name__}); is `evalproto serve` running "
+                               f"there? (--server or EVALPROTO_SERVER)") from None
+        if response.status_code >= 400:
+            try:
+                message = response.json()["error"]
+            except (ValueError, KeyError, TypeError):
+                message = f"HTTP {response.status_code} {response.reason_phrase}"
+            raise ServiceError(str(message))
+        return response
+
+    def _json(self, method: str, path: str, **options: Any) -> Any:
+        return self._call(method, path, **options).json()
+
+    def _upload(self, path: str, file: str, params: Dict[str, Any]) -> Any:
+        """POST a file's bytes, refused here if the server would refuse its size."""
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise ServiceError(f"{file}: cannot read: {exc.strerror or exc}") from None
+        limit = self._json("GET", "/api")["max_upload"]
+        if len(data) > limit:
+            raise ServiceError(f"{file}: {len(data)} bytes, more than the server takes "
+                               f"(--max-upload {limit})")
+        params = {"filename": Path(file).name, **params}
+        return self._json("POST", path, content=data, params=params,
+                          headers={"Content-Type": "application/x-ndjson"})
+
+    # -- the calls ----------------------------------------------------------------------
+    # Names go into paths quoted: the server refuses a bad one with its own message.
+
+    def add_task(self, task: str, metrics: List[Dict[str, str]],
+                 perf: Optional[str] = None) -> Dict[str, Any]:
+        return self._json("POST", "/api/tasks",
+                          json={"name": task, "metrics": metrics, "perf": perf})
+
+    def add_team(self, team: str) -> Dict[str, str]:
+        return self._json("POST", "/api/teams", json={"name": team})
+
+    def add_dataset(self, task: str, dataset: str, file: str,
+                    round_: Optional[int] = None) -> Dict[str, Any]:
+        params = {"round": round_} if round_ is not None else {}
+        return self._upload(f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}", file, params)
+
+    def submit(self, task: str, model: str, dataset: str, file: str) -> Dict[str, Any]:
+        return self._upload(f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/models/{_q(model)}",
+                            file, {})
+
+    def add_metric(self, task: str, spec: str, kind: str) -> Dict[str, Any]:
+        return self._json("POST", f"/api/tasks/{_q(task)}/metrics",
+                          json={"spec": spec, "kind": kind})
+
+    def leaderboard(self, task: str, dataset: Optional[str] = None) -> Dict[str, Any]:
+        params = {"dataset": dataset} if dataset else {}  # quoted by httpx
+        return self._json("GET", f"/api/tasks/{_q(task)}/leaderboard", params=params)
+
+    def jobs(self, task: str) -> Dict[str, int]:
+        return self._json("GET", f"/api/tasks/{_q(task)}/jobs")
+
+    def wait(self, task: str) -> None:
+        """Until no job of the task is queued or running."""
+        while True:
+            counts = self.jobs(task)
+            if not counts["queued"] and not counts["running"]:
+                return
+            time.sleep(WAIT_POLL)
+
+    def export(self, task: str, dataset: str) -> Dict[str, Any]:
+        return self._json("GET", f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/stats")
+
+    def stats_file(self, task: str, dataset: str, model: str) -> str:
+        path = f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/stats/{_q(model)}"
+        return self._call("GET", path).text
+
+
+def _q(name: str) -> str:
+    """A name as one segment of a path."""
+    return quote(name, safe="")

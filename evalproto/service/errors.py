@@ -1,0 +1,46 @@
+"""The refusals of the evaluation service, each with its HTTP status: a request that
+cannot be served says why in one message (naming the line, the id or the name), and
+nothing of it is stored."""
+
+from __future__ import annotations
+
+from evalproto.base.errors import EvalprotoError
+
+
+class Refused(EvalprotoError):
+    """A request the service does not carry out; `status` is the HTTP status."""
+
+    status = 400
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class Invalid(Refused):
+    """Bad input: a name, a file, a spec, a value."""
+
+
+class Unauthorized(Refused):
+    """No token, or a token that is no one's."""
+
+    status = 401
+
+
+class Forbidden(Refused):
+    """A valid token that may not do this."""
+
+    status = 403
+
+
+class NotFound(Refused):
+    """An unknown task, dataset, model, team or submission."""
+
+    status = 404
+
+
+class Conflict(Refused):
+    """Something of that name is there already."""
+
+    status = 409
+

@@ -1,0 +1,290 @@
+"""Scoring jobs: a queue in the database, and a dispatcher that runs them.
+
+A submission queues one job per metric of its task; `add-metric` queues one per stored
+submission. The dispatcher (a thread of the server) takes queued jobs while it has free
+workers, sends each to a worker (a local process, `--jobs N`, or a Dask worker,
+`--scheduler`), and writes what comes back: the evaluation's rows and the job's end in
+one transaction, so that a crash leaves either both or neither. A job that was running
+when its server died is queued again, at the next start or by any other server on the
+database (each server beats its heart in the database while it lives); scoring it
+again writes nothing twice (an evaluation is unique per predictions, dataset and
+signature).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import secrets
+import socket
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack
+from typing import Any, Callable, Dict, Optional, Set
+
+from sqlalchemy.engine import Engine, Row
+
+from evalproto.api.board import Scored, rows_to_bytes, score_predictions
+from evalproto.base.errors import EvalprotoError
+from evalproto.base.processes import die_with_parent, ignore_interrupts
+from evalproto.service import store
+from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.sources.specs import MetricSpec
+
+log = logging.getLogger("evalproto.service")
+
+IDLE_POLL = 1.0
+"""Seconds between looks at the queue when nothing happens here (another server on the
+same database may queue jobs)."""
+BEAT_SECONDS = 5.0
+"""Seconds between heartbeats (see store.servers)."""
+
+
+def _start_worker(parent: int) -> None:
+    die_with_parent(parent)
+    ignore_interrupts()  # Ctrl-C is the server's to act on
+    import evalproto.api.board  # noqa: F401  (loaded now, not on the first job)
+
+
+class Workers:
+    """Where jobs run: `jobs` local worker processes, or the Dask cluster at
+    `scheduler` (an address, or local[:N])."""
+
+    def __init__(self, jobs: int, scheduler: Optional[str] = None) -> None:
+        self._stack = ExitStack()
+        self._client: Any = None
+        self._pool: Optional[ProcessPoolExecutor] = None
+        self.jobs = jobs
+        if scheduler:
+            from evalproto.sources.dask import connect
+
+            self._client = self._stack.enter_context(connect(scheduler))
+            self.capacity = max(jobs, len(self._client.scheduler_info()["workers"]))
+        else:
+            self.capacity = jobs
+            self._start_pool()
+
+    def _start_pool(self) -> None:
+        """Worker processes, started now (from the thread that starts the server, whose
+        end is the process's: see die_with_parent)."""
+        import multiprocessing
+
+        self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
+                                         initializer=_start_worker, initargs=(os.getpid(),))
+        for _ in range(self.jobs):  # each started here, by the submission it takes
+            self._pool.submit(os.getpid)
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+        if self._client is None:
+            assert self._pool is not None
+            return self._pool.submit(function, *args)
+        done: Future = Future()
+        remote = self._client.submit(function, *args, pure=False)
+
+        def finished(remote: Any) -> None:
+            try:
+                done.set_result(remote.result())
+            except BaseException as exc:  # the task's failure, reported by its job
+                done.set_exception(exc)
+
+        remote.add_done_callback(finished)
+        return done
+
+    def restart(self) -> None:
+        """New local workers after one died (the pool is then broken)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._start_pool()
+
+    def close(self) -> None:
+        """End the workers now, busy or not: the dispatcher has queued their jobs again."""
+        if self._pool is not None:
+            workers = list((getattr(self._pool, "_processes", None) or {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for worker in workers:
+                worker.kill()
+                worker.join()
+        self._stack.close()
+
+
+class Dispatcher:
+    """Takes queued jobs while a worker is free, and records their ends."""
+
+    def __init__(self, engine: Engine, workers: Workers,
+                 timeout: Optional[float] = DEFAULT_TIMEOUT,
+                 settled: Optional[Callable[[Set[str]], None]] = None) -> None:
+        """`settled(tasks)` is called, on a thread of its own, when the queue has
+        emptied after jobs of these tasks ended (the server computes their leaderboards
+        then, so that readers find them ready)."""
+        self.engine = engine
+        self.workers = workers
+        self.timeout = timeout
+        self._settled = settled
+        self._changed: Set[str] = set()
+        self._settling: Optional[threading.Thread] = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._running: Dict[Future, store.Job] = {}
+        self._datasets: OrderedDict[int, bytes] = OrderedDict()
+        self._thread = threading.Thread(target=self._loop, name="evalproto-jobs", daemon=True)
+        self.server = secrets.token_hex(16)
+        self.host = socket.gethostname()
+        self._beaten = 0.0
+
+    def start(self) -> None:
+        with store.writing(self.engine) as connection:
+            store.register_server(connection, self.server, self.host, os.getpid())
+        self._look_after_orphans()
+        self._thread.start()
+
+    def _look_after_orphans(self) -> None:
+        """Beat this server's heart, and queue again the jobs of servers that died."""
+        with store.writing(self.engine) as connection:
+            store.beat(connection, self.server)
+            again = store.requeue_orphans(connection, self._alive)
+        if again:
+            log.info("%d jobs cut off by a server that stopped are queued again", again)
+        self._beaten = time.monotonic()
+
+    def _alive(self, server: Row) -> bool:
+        """Whether a server that runs jobs lives, as far as this machine can tell (one
+        on another machine is gone when its heart stops)."""
+        if server.server == self.server or server.host != self.host:
+            return True
+        if server.pid == os.getpid():
+            return False  # this process's pid, from before a restart
+        try:
+            os.kill(server.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def wake(self) -> None:
+        """Look at the queue now (jobs were queued)."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Stop taking jobs; the running ones are queued again, for the next start (or
+        another server) to run."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join()
+        with store.writing(self.engine) as connection:
+            if self._running:
+                store.requeue(connection, [job.id for job in self._running.values()])
+            store.unregister_server(connection, self.server)
+        self._running.clear()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if time.monotonic() - self._beaten > BEAT_SECONDS:
+                    self._look_after_orphans()
+                self._record_ends()
+                self._take_jobs()
+                self._settle()
+            except Exception as exc:  # the database went away for a moment: try again
+                log.error("jobs: %s: %s", type(exc).__name__, exc)
+                self._stop.wait(IDLE_POLL)
+            self._wake.wait(IDLE_POLL)
+            self._wake.clear()
+
+    def _settle(self) -> None:
+        """Once nothing runs here, hand the tasks whose jobs ended to `settled`."""
+        if self._running or not self._changed or self._settled is None or (
+                self._settling is not None and self._settling.is_alive()):
+            return
+        tasks, self._changed = self._changed, set()
+        self._settling = threading.Thread(target=self._settled, args=(tasks,),
+                                          name="evalproto-settle", daemon=True)
+        self._settling.start()
+
+    def _take_jobs(self) -> None:
+        while len(self._running) < self.workers.capacity and not self._stop.is_set():
+            with store.writing(self.engine) as connection:
+                job = store.claim(connection, self.server)
+            if job is None:
+                return
+            with store.reading(self.engine) as connection:
+                scored_before = store.evaluations_of(
+                    connection, job.dataset_id, [job.predictions_id], job.signature)
+                if not scored_before:
+                    dataset = self._dataset(connection, job.dataset_id)
+                    predictions = store.predictions_data(connection, job.predictions_id)
+            if scored_before:  # the same predictions, dataset and signature: nothing to do
+                with store.writing(self.engine) as connection:
+                    store.finish(connection, job)
+                continue
+            spec = MetricSpec(job.kind, job.spec)
+            try:
+                future = self.workers.submit(
+                    score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
+                    (f"{job.model}.predictions.jsonl", predictions), self.timeout)
+            except Exception as exc:  # no worker to take it (a pool broken meanwhile)
+                future = Future()
+                future.set_exception(exc)
+            self._running[future] = job
+            future.add_done_callback(lambda _: self._wake.set())
+
+    def _dataset(self, connection: Any, dataset_id: int) -> bytes:
+        """A dataset's bytes, from the few kept at hand (jobs come in runs)."""
+        if dataset_id not in self._datasets:
+            self._datasets[dataset_id] = store.dataset_data(connection, dataset_id)
+            while len(self._datasets) > 4:
+                self._datasets.popitem(last=False)
+        self._datasets.move_to_end(dataset_id)
+        return self._datasets[dataset_id]
+
+    def _record_ends(self) -> None:
+        broken = False
+        for future in [future for future in self._running if future.done()]:
+            job = self._running[future]
+            outcome = _outcome(future)
+            broken = broken or isinstance(future.exception(), BrokenProcessPool)
+            try:
+                with store.writing(self.engine) as connection:
+                    if isinstance(outcome, str):
+                        store.fail(connection, job, outcome)
+                    else:
+                        _record(connection, job, outcome)
+                self._changed.add(job.task)
+            except Exception as exc:  # a job is never left running for good
+                log.error("job %d: its end could not be written: %s: %s", job.id,
+                          type(exc).__name__, exc)
+                with store.writing(self.engine) as connection:  # if this fails: next time
+                    store.fail(connection, job, f"its end could not be written "
+                                                f"({type(exc).__name__}: {exc})")
+            del self._running[future]
+        if broken:
+            self.workers.restart()
+
+
+def _outcome(future: Future) -> Scored | str:
+    """What a finished job gave: its rows, or why it failed."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return "the worker process running it died (out of memory?)"
+    except EvalprotoError as exc:
+        return str(exc)
+    except Exception as exc:  # a bug in a metric or here: the job says what
+        return f"internal error ({type(exc).__name__}: {exc})"
+
+
+def _record(connection: Any, job: store.Job, scored: Scored) -> None:
+    """A job's evaluation and its end, in the caller's transaction."""
+    if scored.signature != job.signature:
+        store.fail(connection, job, f"the metric's signature is now {scored.signature}, but "
+                   f"the task registered it as {job.signature}: its scores would not be "
+                   f"comparable (was evalproto upgraded?)")
+        return
+    score: Optional[float] = scored.score if math.isfinite(scored.score) else None
+    store.finish(connection, job, rows_to_bytes(scored.rows), len(scored.rows), score,
+                 "; ".join(scored.warnings) or None)
+

@@ -1,0 +1,12 @@
+"""Alembic's environment: migrations run on the connection that `store.migrate` opens
+(in its transaction), never on a URL of their own."""
+
+from alembic import context
+
+from evalproto.service.store import metadata
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=metadata,
+                  render_as_batch=connection.dialect.name == "sqlite")
+with context.begin_transaction():
+    context.run_migrations()

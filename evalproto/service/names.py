@@ -1,0 +1,33 @@
+"""The names the service stores (tasks, datasets, teams, models) follow Dynabench's rule
+for dataset names, and the names of uploads (used in messages) are base names: nothing
+from a request becomes a path, and a name from the service can safely name a file."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from evalproto.service.errors import Invalid
+
+NAME_RULE = "lowercase letters, digits and dashes, starting with a letter or digit"
+NAME_LENGTH = 64
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+_UPLOAD_NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,200}\Z")
+
+
+def check_name(value: str, what: str) -> str:
+    """`value`, if it is a valid name of a `what` (task, dataset, team, model)."""
+    if not _NAME.match(value) or len(value) > NAME_LENGTH:
+        raise Invalid(f"{what} name {value!r} is not valid: a name is {NAME_RULE}, at most "
+                      f"{NAME_LENGTH} characters")
+    return value
+
+
+def upload_name(value: Optional[str], default: str) -> str:
+    """The name an upload is called in messages (a file's base name; never a path)."""
+    if value is None:
+        return default
+    if not _UPLOAD_NAME.match(value):
+        raise Invalid(f"filename {value[:200]!r}: give a file's base name, without "
+                      f"slashes or control characters")
+    return value

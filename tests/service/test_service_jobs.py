@@ -1,0 +1,227 @@
+"""Jobs under stress, on SQLite and PostgreSQL: a server killed with -9 in the middle of
+a job, then started again, gives the right leaderboard with nothing counted twice; 20
+submissions at once are all there and right; a resubmission replaces its entry, the
+earlier one stays readable, and predictions scored before are not scored again."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+from conftest import assert_ends
+from sqlalchemy import create_engine, func, select
+
+import evalproto
+from evalproto.service import store
+
+from .conftest import dataset_rows, jsonl, lines, prediction_rows, until
+
+GATED_EVALUATOR = textwrap.dedent("""
+    import os, sys, time
+    gate = sys.argv[1]
+    for line in sys.stdin:
+        command, *fields = [field.strip() for field in line.split("|||")]
+        if command == "SCORE":
+            if os.path.exists(gate):
+                open(gate + ".reached", "w").close()
+                while os.path.exists(gate):  # a job that takes as long as the test says
+                    time.sleep(0.02)
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = repr(sum(float(number) for number in fields[0].split()))
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def query(url: str, statement: Any) -> List[Any]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return list(connection.execute(statement))
+    finally:
+        engine.dispose()
+
+
+def count(url: str, table: Any) -> int:
+    return int(query(url, select(func.count()).select_from(table))[0][0])
+
+
+def expected_scores(dataset: Path, predictions: Dict[str, Path],
+                    spec: evalproto.MetricSpec) -> Dict[str, float]:
+    """corpus-score --data-format dynabench, in process."""
+    comparison = evalproto.score_files(
+        [str(dataset)], [str(path) for path in predictions.values()], [spec],
+        evalproto.Analysis(), data_format="dynabench", names=list(predictions))
+    return {result.system: result.score for result in comparison.results
+            if result.group is None}
+
+
+def mixes(count: int) -> Dict[str, List[str]]:
+    """`count` different systems: LT22 with every k-th line from Lan-Bridge."""
+    first, second = lines("de-en.hyp.LT22.en"), lines("de-en.hyp.Lan-Bridge.en")
+    return {f"mix-{k}": [b if i % k == 0 else a for i, (a, b) in enumerate(zip(first, second))]
+            for k in range(2, 2 + count)}
+
+
+def test_a_server_killed_during_a_job_finishes_it_after_a_restart(database, start_server,
+                                                                   tmp_path):
+    gate = tmp_path / "gate"
+    evaluator = tmp_path / "gated_evaluator.py"
+    evaluator.write_text(GATED_EVALUATOR)
+    command = f"{sys.executable} {evaluator} {gate}"
+    server = start_server(database)
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [
+        {"spec": "bleu"}, {"spec": command, "kind": "command"}]})
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    rows = dataset_rows()
+    big = [dict(row, uid=f"{row['uid']}-{copy}") for copy in range(20) for row in rows]
+    dataset = jsonl(tmp_path / "big.jsonl", big)  # 3,000 segments
+    server.ok("POST", "/api/tasks/mt/datasets/big", content=dataset.read_bytes())
+    hyps = lines("de-en.hyp.LT22.en")
+    predictions = jsonl(tmp_path / "lt22.jsonl", [
+        {"id": row["uid"], "pred": hyps[int(row["uid"].split("-")[0][1:]) - 1]}
+        for row in big])
+    gate.touch()
+    server.ok("POST", "/api/tasks/mt/datasets/big/models/lt22", token,
+              content=predictions.read_bytes())
+    until(lambda: Path(f"{gate}.reached").exists(), "the command's job to start")
+    workers = server.children()
+    assert workers
+    server.kill()
+    for worker in workers:  # the workers end with their server
+        assert_ends(worker)
+    (running,) = query(server.url, select(store.jobs).where(store.jobs.c.state == "running"))
+    assert count(server.url, store.evaluations) <= 1  # the command's rows are not there
+    gate.unlink()  # the job now runs as fast as the command answers
+
+    again = start_server(server.url)
+    again.wait("mt")
+    states = query(again.url, select(store.jobs.c.id, store.jobs.c.state,
+                                     store.jobs.c.attempts))
+    assert sorted(state for _, state, _ in states) == ["done", "done"]
+    assert {job: attempts for job, _, attempts in states}[running.id] == 2
+    assert count(again.url, store.evaluations) == 2  # one per metric, none twice
+    entries = {entry["metric"]: entry for entry in again.leaderboard("mt")}
+    for spec in (evalproto.MetricSpec("in-process", "bleu"),
+                 evalproto.MetricSpec("command", command)):
+        assert entries[spec.spec]["score"] == expected_scores(
+            dataset, {"lt22": predictions}, spec)["lt22"]
+        assert entries[spec.spec]["n"] == 3000
+    assert again.stop() == 0
+    until(lambda: not running_commands(str(evaluator)), "every evaluator process to end")
+
+
+def running_commands(fragment: str) -> List[int]:
+    """The processes whose command line holds `fragment` (zombies aside)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if fragment in (entry / "cmdline").read_text(errors="replace") and \
+                    "zombie" not in (entry / "status").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_twenty_submissions_at_once_are_all_there_and_right(database, start_server,
+                                                             tmp_path):
+    server = start_server(database, "--jobs", "2")
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [
+        {"spec": "bleu"}, {"spec": "chrf"}]})
+    tokens = [server.ok("POST", "/api/teams", json={"name": team})["token"]
+              for team in ("lab-a", "lab-b")]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows())
+    server.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    systems = mixes(20)
+    files = {model: jsonl(tmp_path / f"{model}.jsonl", prediction_rows(hyps))
+             for model, hyps in systems.items()}
+    answers: Dict[str, Any] = {}
+    barrier = threading.Barrier(len(files))
+
+    def submit(number: int, model: str) -> None:
+        barrier.wait()
+        answers[model] = server.request(
+            "POST", f"/api/tasks/mt/datasets/ds/models/{model}", tokens[number % 2],
+            content=files[model].read_bytes())
+
+    threads = [threading.Thread(target=submit, args=(number, model))
+               for number, model in enumerate(files)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {model: answer.status_code for model, answer in answers.items()} == {
+        model: 201 for model in files}
+    server.wait("mt")
+    assert count(server.url, store.submissions) == 20
+    assert count(server.url, store.evaluations) == 40
+    entries = server.leaderboard("mt")
+    for metric in ("bleu", "chrf"):
+        shown = {entry["model"]: entry["score"] for entry in entries
+                 if entry["metric"] == metric}
+        assert shown == expected_scores(dataset, files,
+                                        evalproto.MetricSpec("in-process", metric))
+
+
+def test_a_resubmission_replaces_its_entry_and_the_earlier_stays(database, start_server,
+                                                                  tmp_path):
+    server = start_server(database)
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [{"spec": "bleu"}]})
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows())
+    server.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    first = jsonl(tmp_path / "first.jsonl", prediction_rows(lines("de-en.hyp.LT22.en")))
+    second = jsonl(tmp_path / "second.jsonl",
+                   prediction_rows(lines("de-en.hyp.Lan-Bridge.en")))
+    scores = expected_scores(dataset, {"first": first, "second": second},
+                             evalproto.MetricSpec("in-process", "bleu"))
+    submitted = []
+    for path in (first, second, first):
+        submitted.append(server.ok("POST", "/api/tasks/mt/datasets/ds/models/m", token,
+                                   content=path.read_bytes())["submission"])
+        server.wait("mt")
+        (entry,) = server.leaderboard("mt")
+        assert entry["submission"] == submitted[-1]
+        assert entry["score"] == scores[path.stem]
+    history = server.ok("GET", "/api/tasks/mt/models/m")["submissions"]
+    assert [record["submission"] for record in history] == submitted
+    assert [record["scores"][0]["score"] for record in history] == [
+        scores["first"], scores["second"], scores["first"]]
+    earlier = server.ok("GET", f"/api/submissions/{submitted[1]}")
+    assert earlier["scores"][0]["score"] == scores["second"]
+    assert count(server.url, store.evaluations) == 2  # the first file was scored once
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_job_that_fails_says_why_and_the_server_goes_on(database, start_server, tmp_path):
+    """A metric command that dies: its job fails with the evaluator's message; the
+    other metric's figures are on the board."""
+    dying = tmp_path / "dying.py"
+    dying.write_text("import sys\nfor line in sys.stdin:\n"
+                     "    if line.startswith('SCORE'):\n        sys.exit(3)\n"
+                     "    print('ERROR unknown command', flush=True)\n")
+    server = start_server(database)
+    command = f"{sys.executable} {dying}"
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [
+        {"spec": "bleu"}, {"spec": command, "kind": "command"}]})
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows())
+    server.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    server.ok("POST", "/api/tasks/mt/datasets/ds/models/m", token, content=jsonl(
+        tmp_path / "p.jsonl", prediction_rows(lines("de-en.hyp.LT22.en"))).read_bytes())
+    server.wait("mt")
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    assert entries["bleu"]["status"] == "done"
+    assert entries[command]["status"] == "failed"
+    assert "exit" in entries[command]["message"] and "3" in entries[command]["message"]
+    text = server.board("leaderboard", "mt").stdout
+    assert f"m, {command}: failed: " in text
+    assert server.ok("GET", "/api/tasks/mt/jobs") == {"queued": 0, "running": 0, "done": 1,
+                                                      "failed": 1}

@@ -1,0 +1,172 @@
+"""The database: its migrations build exactly store.py's schema; a database made by the
+first schema, with its data, is upgraded at start and serves on; servers sharing a
+database take over the jobs of one that died."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData, create_engine, insert, select
+
+import evalproto
+from evalproto.api.board import rows_to_bytes, score_predictions
+from evalproto.service import store
+
+from .conftest import dataset_rows, jsonl, lines, prediction_rows, until
+from .test_service_jobs import GATED_EVALUATOR, expected_scores
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(store.MIGRATIONS))
+    return config
+
+
+def test_the_newest_migration_builds_the_schema_of_store(database):
+    engine = store.open_engine(store.database_url(database))
+    try:
+        head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+        assert store.migrate(engine) == head
+        assert store.migrate(engine) == head  # a second start changes nothing
+        with engine.connect() as connection:
+            assert compare_metadata(MigrationContext.configure(connection),
+                                    store.metadata) == []
+    finally:
+        engine.dispose()
+
+
+def first_schema_database(url: str, directory: Path) -> Dict[str, Any]:
+    """A database of revision 0001 holding a task, a team, a dataset, a submission
+    with its BLEU evaluation, and its chrF job cut off while running; written with
+    the first schema's own tables (reflected from the database, not store.py's), each
+    row the first of its table (id 1)."""
+    engine = create_engine(url)
+    rows = dataset_rows()
+    dataset = jsonl(directory / "ds.jsonl", rows)
+    predictions = jsonl(directory / "lt22.jsonl", prediction_rows(lines("de-en.hyp.LT22.en")))
+    scored = score_predictions(evalproto.MetricSpec("in-process", "bleu"),
+                               ("ds.jsonl", dataset.read_bytes()),
+                               ("lt22.jsonl", predictions.read_bytes()))
+    chrf = evalproto.load("chrf")
+    try:
+        with engine.begin() as connection:
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0001")
+            tables = MetaData()
+            tables.reflect(connection)
+            t = tables.tables
+            now = 1.0e9
+            connection.execute(insert(t["tasks"]).values(name="mt", perf="bleu",
+                                                         created=now))
+            for spec, metric in (("bleu", evalproto.load("bleu")), ("chrf", chrf)):
+                connection.execute(insert(t["metrics"]).values(
+                    task_id=1, spec=spec, kind="in-process", name=metric.name,
+                    signature=metric.signature, higher_is_better=True, created=now))
+            connection.execute(insert(t["datasets"]).values(
+                task_id=1, name="ds", round=None, content_hash=store.content_hash(
+                    dataset.read_bytes()), data=dataset.read_bytes(), examples=len(rows),
+                nrefs="1", created=now))
+            connection.execute(insert(t["teams"]).values(
+                name="lab-a", token_hash="0" * 64, created=now))
+            connection.execute(insert(t["models"]).values(task_id=1, team_id=1,
+                                                          name="lt22", created=now))
+            connection.execute(insert(t["predictions"]).values(
+                content_hash=store.content_hash(predictions.read_bytes()),
+                data=predictions.read_bytes(), created=now))
+            connection.execute(insert(t["submissions"]).values(
+                model_id=1, dataset_id=1, predictions_id=1, created=now))
+            connection.execute(insert(t["evaluations"]).values(
+                dataset_id=1, predictions_id=1, signature=scored.signature,
+                segments=len(rows), rows=rows_to_bytes(scored.rows), score=scored.score,
+                created=now))
+            connection.execute(insert(t["jobs"]), [
+                {"submission_id": 1, "metric_id": 1, "state": "done", "attempts": 1,
+                 "created": now, "started": now, "finished": now},
+                {"submission_id": 1, "metric_id": 2, "state": "running",
+                 "attempts": 1, "created": now, "started": now, "finished": None}])
+    finally:
+        engine.dispose()
+    return {"dataset": dataset, "predictions": predictions}
+
+
+def test_a_database_of_the_first_schema_is_upgraded_and_serves(database, start_server,
+                                                              tmp_path):
+    files = first_schema_database(database, tmp_path)
+    server = start_server(database)
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert f"(schema {head})" in server.text() and head != "0001"
+    server.wait("mt")  # the job cut off under the first schema runs again
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    for metric in ("bleu", "chrf"):
+        assert entries[metric]["status"] == "done"
+        assert entries[metric]["score"] == expected_scores(
+            files["dataset"], {"lt22": files["predictions"]},
+            evalproto.MetricSpec("in-process", metric))["lt22"]
+    token = server.ok("POST", "/api/teams", json={"name": "lab-b"})["token"]
+    server.ok("POST", "/api/tasks/mt/datasets/ds/models/lan-bridge", token, content=jsonl(
+        tmp_path / "lb.jsonl", prediction_rows(lines("de-en.hyp.Lan-Bridge.en"))).read_bytes())
+    server.wait("mt")
+    assert len(server.leaderboard("mt")) == 4
+
+
+def test_a_server_takes_over_the_jobs_of_one_that_died(database, start_server, tmp_path):
+    """Two servers on one database: one is killed while it runs a job, and the other,
+    which lives on, queues that job again and runs it."""
+    gate = tmp_path / "gate"
+    evaluator = tmp_path / "gated_evaluator.py"
+    evaluator.write_text(GATED_EVALUATOR)
+    command_line = f"{sys.executable} {evaluator} {gate}"
+    first = start_server(database)
+    first.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [
+        {"spec": command_line, "kind": "command"}]})
+    token = first.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows())
+    first.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    predictions = jsonl(tmp_path / "p.jsonl", prediction_rows(lines("de-en.hyp.LT22.en")))
+    gate.touch()
+    first.ok("POST", "/api/tasks/mt/datasets/ds/models/lt22", token,
+             content=predictions.read_bytes())
+    until(lambda: Path(f"{gate}.reached").exists(), "the job to start")
+    second = start_server(database)
+    assert second.ok("GET", "/api/tasks/mt/jobs")["running"] == 1  # the first one's, alive
+    first.kill()
+    gate.unlink()
+    second.wait("mt")
+    (entry,) = second.leaderboard("mt")
+    assert entry["status"] == "done"
+    assert entry["score"] == expected_scores(
+        dataset, {"lt22": predictions},
+        evalproto.MetricSpec("command", command_line))["lt22"]
+    engine = create_engine(database)
+    try:
+        with engine.connect() as connection:
+            (server,) = connection.execute(select(store.servers.c.pid)).all()
+            assert server.pid == second.pid  # the dead one's registration is gone
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("url, message", [
+    ("mysql://x@y/z", "evalproto stores its data in SQLite or PostgreSQL"),
+    ("sqlite://", "an in-memory SQLite database lasts one connection"),
+    ("postgresql+psycopg://nobody@127.0.0.1:1/none", "cannot use the database "
+                                                     "postgresql+psycopg://nobody@"),
+    ("/no/such/directory/board.db", "cannot use the database sqlite:////no/such/directory"),
+])
+def test_a_database_that_cannot_be_used_is_one_error_line(url, message, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "evalproto", "serve", "--db", url,
+                           "--port", "0"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: ") and message in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
