@@ -84,7 +84,7 @@ def score_predictions(spec: MetricSpec, dataset: Tuple[str, bytes],
             metric = _loaded(spec)
         else:
             metric = stack.enter_context(Metric(spec, timeout=timeout))
-        (table,) = corpus_tables(stack, corpus, [spec], 1, timeout, QUIET, loaded=[metric])
+        (table,) = corpus_tables(stack, corpus, [metric], 1, timeout, QUIET)
         rows = table.rows[predictions[0]]
         return Scored(np.ascontiguousarray(rows, dtype=np.float64), metric.signature,
                       table.score(predictions[0]), [str(w.message) for w in caught])
