@@ -5,7 +5,7 @@ BLEU lands near WMT-like values. Deterministic for a given seed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
+from typing import Iterator, List, TextIO
 
 import numpy as np
 
@@ -73,32 +73,52 @@ def make_nbest(directory: Path, references: int = 300, per_reference: int = 60, 
     return str(directory / "ref"), str(directory / "hyp")
 
 
+SYSTEMS_CHUNK = 1_000_000
+"""Segments drawn at a time by make_systems: each chunk from a generator of its own, so
+that ten million segments take the memory of one million (the first chunk's stream is
+the one earlier versions drew all segments from, so that up to a million segments the
+files are the same as theirs)."""
+
+
 def make_systems(directory: Path, segments: int, systems: int = 5, seed: int = 4
                  ) -> tuple[str, list[str]]:
     """One reference and `systems` hypothesis files of `segments` lines of 5-40 words,
     each system a copy of the reference with a larger share of its words replaced.
-    Written a line at a time from arrays of word ids (a million lines of five systems
-    in well under a minute); returns (reference path, system paths)."""
-    rng = np.random.default_rng(seed)
+    Written a chunk of lines at a time from arrays of word ids (a million lines of five
+    systems in well under a minute); returns (reference path, system paths)."""
     directory.mkdir(parents=True, exist_ok=True)
     words = np.array([f"w{rank}" for rank in range(VOCABULARY + 1)], dtype=object)
+    paths = [directory / "ref", *(directory / f"system{number + 1}" for number in range(systems))]
+    streams = [open(path, "w", encoding="utf-8") for path in paths]
+    try:
+        for first in range(0, segments, SYSTEMS_CHUNK):
+            rng = np.random.default_rng(seed if first == 0 else [seed, first // SYSTEMS_CHUNK])
+            for stream, ids in zip(streams, _system_ids(rng, min(SYSTEMS_CHUNK, segments - first),
+                                                        systems)):
+                _write_lines(stream, words, *ids)
+    finally:
+        for stream in streams:
+            stream.close()
+    return str(paths[0]), [str(path) for path in paths[1:]]
+
+
+def _system_ids(rng: np.random.Generator, segments: int, systems: int
+                ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(word ids, line starts, line ends) of the reference, then of each system."""
     lengths = rng.integers(5, 41, size=segments)
     ends = np.cumsum(lengths)
     starts = ends - lengths
     reference = (rng.zipf(1.2, size=int(ends[-1])) - 1) % VOCABULARY + 1
-
-    def write(path: Path, ids: np.ndarray) -> str:
-        tokens = words[ids]
-        with open(path, "w", encoding="utf-8") as stream:
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                stream.write(" ".join(tokens[start:end]) + "\n")
-        return str(path)
-
-    ref_path = write(directory / "ref", reference)
-    paths = []
+    yield reference, starts, ends
     for number in range(systems):
         ids = reference.copy()
         replaced = rng.random(len(ids)) < 0.25 + 0.05 * number
         ids[replaced] = (rng.zipf(1.2, size=int(replaced.sum())) - 1) % VOCABULARY + 1
-        paths.append(write(directory / f"system{number + 1}", ids))
-    return ref_path, paths
+        yield ids, starts, ends
+
+
+def _write_lines(stream: TextIO, words: np.ndarray, ids: np.ndarray, starts: np.ndarray,
+                 ends: np.ndarray) -> None:
+    tokens = words[ids]
+    stream.write("".join(" ".join(tokens[start:end]) + "\n"
+                         for start, end in zip(starts.tolist(), ends.tolist())))
