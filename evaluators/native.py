@@ -10,12 +10,15 @@ from types import ModuleType
 
 import numpy as np
 
-from evalproto.base.compiled import compiled
+from evalproto.base.compiled import compiled, kernel_threads
 
 
 def kernels() -> ModuleType:
-    """The compiled module, or a NativeMissingError saying how to build it."""
-    return compiled("evalproto.evaluators._native")
+    """The compiled module, its calls set to take this process's share of the CPUs
+    (kernel_threads), or a NativeMissingError saying how to build it."""
+    module = compiled("evalproto.evaluators._native")
+    module.set_threads(min(kernel_threads(), module.MAX_THREADS))
+    return module
 
 
 def as_rows(buffer: bytearray, width: int) -> np.ndarray:

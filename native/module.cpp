@@ -7,10 +7,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <new>
@@ -145,20 +141,17 @@ bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRe
                            });
 }
 
-// Threads for a kernel over `segments` segments: one per CPU this process may run on,
-// at most thread_limit (set_threads), with at least MIN_SEGMENTS_PER_THREAD segments
-// each (a thread costs tens of microseconds to start; a segment, a few).
+// Threads for a kernel over `segments` segments: at most thread_limit, which Python sets
+// before each call to the CPUs the process may take (evalproto.base.compiled's
+// kernel_threads: the affinity mask, a container's quota, one in a -j copy or a Dask
+// worker), with at least MIN_SEGMENTS_PER_THREAD segments each (a thread costs tens of
+// microseconds to start; a segment, a few).
 constexpr long MAX_THREADS = 8;
 constexpr size_t MIN_SEGMENTS_PER_THREAD = 64;
 std::atomic<size_t> thread_limit{MAX_THREADS};
 
 size_t kernel_threads(size_t segments) {
-    size_t usable = std::max(1u, std::thread::hardware_concurrency());
-#if defined(__linux__)
-    cpu_set_t cpus;  // those this process may run on (taskset, a container's cpuset)
-    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) usable = static_cast<size_t>(CPU_COUNT(&cpus));
-#endif
-    return std::max<size_t>(1, std::min({usable, thread_limit.load(), segments / MIN_SEGMENTS_PER_THREAD}));
+    return std::max<size_t>(1, std::min(thread_limit.load(), segments / MIN_SEGMENTS_PER_THREAD));
 }
 
 PyObject* set_threads(PyObject*, PyObject* arg) {
@@ -365,9 +358,9 @@ PyMethodDef methods[] = {
      "[edits, avg_ref_len]. Each hypothesis and reference is tokenized already: a str\n"
      "split on whitespace, or a list of words."},
     {"set_threads", set_threads, METH_O,
-     "set_threads(n) -> int\n\nThe most threads a kernel call runs on from now on (1 to 8;\n"
-     "8 at first, and never more than the CPUs the process may use); returns the last\n"
-     "setting. A -j copy runs on one: the copies are the threads."},
+     "set_threads(n) -> int\n\nThe most threads a kernel call runs on from now on (1 to\n"
+     "MAX_THREADS, 8 at first); returns the last setting. evalproto sets it before each\n"
+     "call to the CPUs the process may take (evalproto.base.compiled.kernel_threads)."},
     {"tokenize_13a", tokenize_13a, METH_O,
      "tokenize_13a(line) -> str\n\nThe BLEU kernel's 13a tokens of a line, joined by spaces,\n"
      "as sacrebleu's Tokenizer13a()(line.rstrip()) (for tests)."},
@@ -382,7 +375,8 @@ PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalproto.evaluators._native",
 PyMODINIT_FUNC PyInit__native(void) {
     PyObject* m = PyModule_Create(&module);
     if (!m) return nullptr;
-    if (PyModule_AddIntConstant(m, "MAX_SHIFT_SIZE", evalproto::MAX_SHIFT_SIZE) < 0 ||
+    if (PyModule_AddIntConstant(m, "MAX_THREADS", MAX_THREADS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SHIFT_SIZE", evalproto::MAX_SHIFT_SIZE) < 0 ||
         PyModule_AddIntConstant(m, "MAX_SHIFT_DIST", evalproto::MAX_SHIFT_DIST) < 0 ||
         PyModule_AddIntConstant(m, "BEAM_WIDTH", evalproto::BEAM_WIDTH) < 0 ||
         PyModule_AddIntConstant(m, "MAX_SHIFT_CANDIDATES", evalproto::MAX_SHIFT_CANDIDATES) < 0) {

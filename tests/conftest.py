@@ -85,6 +85,36 @@ def fake(directory: Path, fault: str = "pass", startup: str = "",
     return f"{sys.executable} {path}"
 
 
+# An evaluator (on the SDK) whose every segment's row is [the threads its compiled
+# kernels run on now, 1]: its score is the mean of those threads.
+THREADS_EVALUATOR = textwrap.dedent("""
+    from evalproto.evaluators.native import kernels
+    from evalproto.metrics.evaluator import Evaluator
+
+    class Threads(Evaluator):
+        name = "threads"
+
+        def __init__(self):
+            self.stat_names = ("threads", "segments")
+
+        def stats(self, refs, hyp):
+            module = kernels()  # sets the limit of this process's share, and says it:
+            return [module.set_threads(module.MAX_THREADS), 1]
+
+        def score(self, vector):
+            return vector[0] / vector[1]
+
+    Threads.main()
+""")
+
+
+def threads_evaluator(directory: Path) -> str:
+    """The command line of THREADS_EVALUATOR, written into `directory`."""
+    path = directory / "threads_evaluator.py"
+    path.write_text(THREADS_EVALUATOR)
+    return f"{sys.executable} {path}"
+
+
 def refusing(directory: Path) -> str:
     """An evaluator that answers ERROR to the hypothesis "BAD", and counts to others."""
     return fake(directory, 'print("ERROR cannot score BAD", flush=True); continue',

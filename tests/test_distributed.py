@@ -17,18 +17,21 @@ from conftest import (
     refusing,
     run_cli,
     script,
+    threads_evaluator,
     with_bad_line,
 )
 from dask.distributed import Client
 
 import evalproto
 from evalproto import bag_score, bag_stats
+from evalproto.base.compiled import THREADS_VARIABLE
 from evalproto.base.errors import InputError
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.ter import TER
 from evalproto.readers import text as readers
 from evalproto.readers.statsfiles import read_stats
-from evalproto.sources.dask import local_cluster, plan_partitions
+from evalproto.sources.dask import describe, local_cluster, plan_partitions
+from evalproto.sources.specs import MetricSpec
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +110,29 @@ def test_an_external_evaluator_starts_once_per_worker(cluster, tmp_path):
     *started_on_workers, started_locally = pids.read_text().split()
     # 8 partitions and the scoring ran on 2 workers, each starting the command once
     assert 1 <= len(started_on_workers) <= 2
+
+
+def test_a_workers_kernels_run_on_one_thread(cluster, tmp_path):
+    """A worker with one thread (local_cluster's threads_per_worker=1, as `dask worker
+    --nthreads 1`) runs each kernel call on one thread, in process and in the evaluator
+    commands it starts: the workers are the parallelism."""
+    command = threads_evaluator(tmp_path)
+    scored = rows("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-e", command, "-m", "bleu",
+                  "--scheduler", cluster.scheduler.address)
+    assert [row["score"] for row in scored[:1]] == [1.0]  # the mean over every segment
+    for address in cluster.scheduler_info()["workers"]:  # each worker has built a metric
+        cluster.submit(describe, MetricSpec("in-process", "bleu"), None, workers=[address],
+                       pure=False).result()
+
+    def limits():
+        from evalproto.base.compiled import kernel_threads
+        from evalproto.evaluators.native import kernels
+
+        module = kernels()
+        return kernel_threads(), module.set_threads(module.MAX_THREADS)
+
+    assert list(cluster.run(limits).values()) == [(1, 1), (1, 1)]
+    assert THREADS_VARIABLE not in os.environ  # the client keeps its share
 
 
 def test_a_failing_evaluator_on_a_worker_is_a_clear_error(cluster, tmp_path):

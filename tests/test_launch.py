@@ -20,8 +20,8 @@ def no_head_start_left():
     processes.end_untaken()
 
 
-def waiting(command):
-    return processes._started.get(tuple(command.split()), [])
+def waiting(command, copy=False):
+    return processes._started.get((tuple(command.split()), copy), [])
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -46,9 +46,15 @@ def test_a_head_start_is_taken_by_the_same_command():
 
 
 def test_jobs_start_as_many_copies():
+    """Each told to run its kernels on one thread, as the pool's copies are: the pool
+    takes them."""
     command = script("bleu-evaluator")
     head_start(["stats", "r", "h", "-o", "out", "--jobs=3", "-e", command])
-    assert len(waiting(command)) == 3
+    assert len(waiting(command, copy=True)) == 3 and waiting(command) == []
+    started = list(waiting(command, copy=True))
+    with EvaluatorProcess(command, copy=True) as process:
+        assert process._process in started
+    assert len(waiting(command, copy=True)) == 2
 
 
 @pytest.mark.parametrize("args", [

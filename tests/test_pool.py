@@ -1,5 +1,7 @@
 """-j/--jobs: N copies of a metric give exactly the numbers of one."""
 
+import os
+
 import pytest
 from conftest import (
     DE_EN_HYP,
@@ -72,16 +74,17 @@ def test_stats_files_are_the_same_with_jobs(tmp_path):
 
 
 def test_a_pool_worker_runs_its_kernels_on_one_thread(monkeypatch):
-    """-j N copies are N processes already: each copy's kernel calls take one thread."""
-    from evalproto.evaluators import _native
+    """-j N copies are N processes already: each copy's kernel calls take one thread, and
+    so do those of the processes it starts (tests/test_threads.py runs real copies)."""
+    from evalproto.base.compiled import THREADS_VARIABLE
+    from evalproto.evaluators.native import kernels
     from evalproto.sources import pool
     from evalproto.sources.specs import MetricSpec
 
     monkeypatch.setattr(pool, "ignore_interrupts", lambda: None)  # this is no worker
-    previous = _native.set_threads(8)
-    try:
-        pool._start_worker(MetricSpec("in-process", "bleu"))
-        assert _native.set_threads(8) == 1
-    finally:
-        _native.set_threads(previous)
-        monkeypatch.setattr(pool, "_WORKER_SOURCE", None)
+    monkeypatch.setenv(THREADS_VARIABLE, "8")  # what the worker sets is undone after
+    monkeypatch.setattr(pool, "_WORKER_SOURCE", None)
+    pool._start_worker(MetricSpec("in-process", "bleu"))
+    assert os.environ[THREADS_VARIABLE] == "1"
+    module = kernels()
+    assert module.set_threads(module.MAX_THREADS) == 1

@@ -5,8 +5,8 @@ wrapper's children go with it: on failure or Ctrl-C the whole group is killed, a
 a clean end anything the evaluator left running in the background is killed too, once
 the evaluator itself has exited. Processes may be started ahead of need (the `evalproto`
 command starts its -e evaluators before its own slow imports) and taken later by the
-code that needs them. Only the standard library is imported here, so that the head
-start comes before anything slow.
+code that needs them. Only the standard library (and evalproto.base.compiled, which
+imports no more) is imported here, so that the head start comes before anything slow.
 """
 
 from __future__ import annotations
@@ -20,25 +20,30 @@ import time
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-_started: Dict[Tuple[str, ...], List[subprocess.Popen]] = {}
+from evalproto.base.compiled import ONE_THREAD
+
+_started: Dict[Tuple[Tuple[str, ...], bool], List[subprocess.Popen]] = {}
 _POLL_SECONDS = 0.01
 
 
-def spawn(argv: Sequence[str]) -> subprocess.Popen:
-    """Start an evaluator with its three pipes, in its own process group."""
+def spawn(argv: Sequence[str], copy: bool = False) -> subprocess.Popen:
+    """Start an evaluator with its three pipes, in its own process group; as one of
+    several copies (`copy`, -j), told to run its kernels on one thread (ONE_THREAD)."""
     return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, **ONE_THREAD} if copy else None)
 
 
-def start_ahead(argv: Sequence[str]) -> None:
-    """Start a process now for a later `take` of the same command line."""
-    process = spawn(argv)
-    _started.setdefault(tuple(argv), []).append(process)
+def start_ahead(argv: Sequence[str], copy: bool = False) -> None:
+    """Start a process now for a later `take` of the same command line, as a copy or not."""
+    process = spawn(argv, copy)
+    _started.setdefault((tuple(argv), copy), []).append(process)
 
 
-def take(argv: Sequence[str]) -> Optional[subprocess.Popen]:
-    """A process started ahead for exactly this command line, if one is waiting."""
-    waiting = _started.get(tuple(argv))
+def take(argv: Sequence[str], copy: bool = False) -> Optional[subprocess.Popen]:
+    """A process started ahead for exactly this command line (a copy or not), if one is
+    waiting."""
+    waiting = _started.get((tuple(argv), copy))
     return waiting.pop() if waiting else None
 
 

@@ -48,7 +48,7 @@ def head_start(args: Sequence[str]) -> None:
         try:
             argv = tuple(shlex.split(command)) if kind == "command" else ()
             for _ in range(copies if argv else 0):
-                processes.start_ahead(argv)
+                processes.start_ahead(argv, copy=copies > 1)  # as the pool starts them
         except (OSError, ValueError):
             continue
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from evalproto.base.compiled import one_kernel_thread
 from evalproto.base.errors import EvalprotoError, SetupError
 from evalproto.base.items import Item
 from evalproto.base.processes import signals_held_for_workers
@@ -49,13 +50,29 @@ _SOURCES: Dict[MetricSpec, StatsSource] = {}
 
 def _source(spec: MetricSpec, timeout: Optional[float]) -> StatsSource:
     """This worker's evaluator for a spec, started on first use and then reused; the
-    timeout is the current run's (a setting of the client, not of the evaluator)."""
+    timeout is the current run's (a setting of the client, not of the evaluator). A
+    worker's kernels, and its -e evaluators', run on one thread each: its threads
+    (--nthreads) and the other workers are the parallelism."""
     if spec not in _SOURCES:
+        if _in_worker():
+            one_kernel_thread()
         _SOURCES[spec] = spec.build(timeout)
     source = _SOURCES[spec]
     if isinstance(source, EvaluatorProcess):
         source.timeout = checked_timeout(timeout)
     return source
+
+
+def _in_worker() -> bool:
+    """Whether this runs in a Dask worker (not in the client: bag_stats with Dask's own
+    schedulers calls the same functions)."""
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    return True
 
 
 def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:

@@ -79,10 +79,10 @@ class EvaluatorPool(ClosedOnExit):
             raise
 
     def _start(self, spec: MetricSpec, timeout: Optional[float]) -> None:
-        self._copies.append(spec.build(timeout))
+        self._copies.append(spec.build(timeout, copy=True))
         if not spec.in_process:
             for _ in range(self.jobs - 1):
-                self._copies.append(spec.build(timeout))
+                self._copies.append(spec.build(timeout, copy=True))
             return
         # Spawned workers build their own: nothing unpicklable crosses.
         import multiprocessing  # here: -j 1, the usual run, needs no pool

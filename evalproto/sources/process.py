@@ -108,7 +108,7 @@ class EvaluatorProcess(ClosedOnExit):
     stripped (corpus_rows says when that changed a segment)."""
 
     def __init__(self, command: str | Sequence[str], timeout: Optional[float] = DEFAULT_TIMEOUT,
-                 probe_info: bool = True) -> None:
+                 probe_info: bool = True, copy: bool = False) -> None:
         if isinstance(command, str):
             try:
                 self.argv = shlex.split(command)
@@ -120,6 +120,7 @@ class EvaluatorProcess(ClosedOnExit):
         if not self.argv:
             raise SetupError("an evaluator command cannot be empty")
         self.command = command if isinstance(command, str) else shlex.join(command)
+        self.copy = copy  # one of several (-j): its kernels on one thread (processes.spawn)
         self.timeout = checked_timeout(timeout)
         self.info: Optional[Dict[str, Any]] = None
         self._stat_names: Optional[Tuple[str, ...]] = None
@@ -326,7 +327,8 @@ class EvaluatorProcess(ClosedOnExit):
             if again:
                 self._end_process()
             try:
-                self._process = processes.take(self.argv) or processes.spawn(self.argv)
+                self._process = (processes.take(self.argv, self.copy)
+                                 or processes.spawn(self.argv, self.copy))
             except OSError as exc:
                 problem = ("command not found" if isinstance(exc, FileNotFoundError)
                            else exc.strerror)

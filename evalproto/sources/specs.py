@@ -33,9 +33,10 @@ class MetricSpec:
         """Whether the evaluator runs in this process (else it is a command)."""
         return self.kind == IN_PROCESS
 
-    def build(self, timeout: Optional[float]) -> StatsSource:
+    def build(self, timeout: Optional[float], copy: bool = False) -> StatsSource:
         """The evaluator, ready to score: built here, or started as a process whose
-        replies may each take up to `timeout` seconds."""
+        replies may each take up to `timeout` seconds; as one of several copies (`copy`,
+        -j), a process with one thread per kernel call."""
         if self.in_process:
             return registry.from_spec(self.spec)
-        return EvaluatorProcess(self.spec, timeout=timeout)
+        return EvaluatorProcess(self.spec, timeout=timeout, copy=copy)
