@@ -134,3 +134,120 @@ def test_bootstrap_counts_stop_drawing_when_the_caller_stops():
     first = next(chunks).copy()
     chunks.close()
     assert first.sum(axis=1).tolist() == [50_000] * len(first)
+
+
+# -- the sums: counts @ rows, and approximate randomization's swapped sums -------------
+
+def kernel_stream(seed):
+    """A fresh generator's PCG64 state as the kernels take it."""
+    state = np.random.default_rng(seed).bit_generator.state["state"]
+    return (state["state"] >> 64, state["state"] & (2 ** 64 - 1), state["inc"] >> 64,
+            state["inc"] & (2 ** 64 - 1))
+
+
+def random_systems(n, dtypes, seed=0, order="F"):
+    rng = np.random.default_rng(seed)
+    widths = [10, 3, 7, 1, 5]
+    return [np.asarray(rng.integers(0, np.iinfo(dtype).max + 1, size=(n, widths[i % 5])),
+                       dtype=dtype, order=order) for i, dtype in enumerate(dtypes)]
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 4096, 4097, 9000])
+@pytest.mark.parametrize("dtypes", [[np.uint8] * 3, [np.uint8, np.uint16], [np.uint16] * 2])
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("vnni", [True, False])
+def test_products_are_numpys_integer_products(n, dtypes, order, vnni):
+    """Every path of the kernel (AVX-512 VNNI where the CPU has it, four resamples and
+    columns at a time; the remainders; uint16 statistics) adds up to numpy's int64
+    product, the column order of the systems side by side."""
+    systems = random_systems(n, dtypes, order=order)
+    counts = np.random.default_rng(1).integers(0, 9, size=(13, n)).astype(np.uint8)
+    expected = np.concatenate([counts.astype(np.int64) @ rows.astype(np.int64)
+                               for rows in systems], axis=1)
+    total = np.full(expected.shape, 5, np.int64)  # the products are added to it
+    _resample.products(counts, systems, total, vnni=vnni)
+    assert np.array_equal(total, expected + 5)
+
+
+def test_products_take_counts_above_127_the_long_way():
+    """VNNI reads counts as signed bytes: a block with a count of 128 or more is summed
+    without it."""
+    systems = random_systems(300, [np.uint8])
+    counts = np.random.default_rng(2).integers(0, 4, size=(4, 300)).astype(np.uint8)
+    counts[2, 7] = 255
+    total = np.zeros((4, 10), np.int64)
+    _resample.products(counts, systems, total)
+    assert np.array_equal(total, counts.astype(np.int64) @ systems[0].astype(np.int64))
+
+
+@pytest.mark.parametrize("counts, systems, total, message", [
+    (np.zeros((2, 3)), [np.zeros((3, 2), np.uint8)], np.zeros((2, 2), np.int64), "uint8"),
+    (np.zeros((2, 3), np.uint8), [np.zeros((3, 2))], np.zeros((2, 2), np.int64),
+     "uint8 or uint16 arrays of n rows"),
+    (np.zeros((2, 3), np.uint8), [np.zeros((4, 2), np.uint8)], np.zeros((2, 2), np.int64),
+     "uint8 or uint16 arrays of n rows"),
+    (np.zeros((2, 3), np.uint8), [np.zeros((3, 2), np.uint8)], np.zeros((2, 3), np.int64),
+     "int64 array of one row"),
+    (np.zeros((2, 3), np.uint8), [np.zeros((3, 2), np.uint8)], np.zeros((2, 2)),
+     "int64 array of one row"),
+])
+def test_products_refuse_what_they_cannot_sum(counts, systems, total, message):
+    with pytest.raises(ValueError, match=message):
+        _resample.products(counts, systems, total)
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 127, 128, 129, 200, 1000, 4099])
+@pytest.mark.parametrize("first", [0, 5])
+def test_randomization_sums_are_the_sums_of_numpys_swaps(n, first):
+    """Trial t swaps segment s where bit t * n + s of sacrebleu's boolean draws is set,
+    wherever that bit falls in the generator's 64-bit outputs; every split of the
+    segments over threads adds up alike."""
+    trials = 37
+    systems = random_systems(n, [np.uint8, np.uint16, np.uint8], seed=n)
+    swap = np.random.default_rng(12345).integers(2, size=(first + trials, n), dtype=bool)[first:]
+    expected = np.concatenate([swap.astype(np.int64) @ rows.astype(np.int64)
+                               for rows in systems], axis=1)
+    for threads in (1, 2, 3):
+        sums = np.full(expected.shape, -1, np.int64)  # every sum is set
+        _resample.randomization_sums(*kernel_stream(12345), first, systems, sums,
+                                     threads=threads)
+        assert np.array_equal(sums, expected)
+
+
+def test_randomization_sums_take_c_ordered_and_narrow_systems_alike():
+    systems = random_systems(700, [np.uint8, np.uint8], order="C")
+    fortran = [np.asfortranarray(rows) for rows in systems]
+    sums = [np.zeros((9, 13), np.int64) for _ in range(2)]
+    for given, into in zip((systems, fortran), sums):
+        _resample.randomization_sums(*kernel_stream(1), 0, given, into)
+    assert np.array_equal(*sums)
+
+
+def test_randomization_sums_refuse_bad_arguments():
+    rows = [np.zeros((5, 2), np.uint8)]
+    with pytest.raises(ValueError, match="int64 array"):
+        _resample.randomization_sums(*kernel_stream(1), 0, rows, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="first >= 0 and threads >= 1"):
+        _resample.randomization_sums(*kernel_stream(1), 0, rows, np.zeros((3, 2), np.int64),
+                                     threads=0)
+    with pytest.raises(ValueError, match="at least one array"):
+        _resample.randomization_sums(*kernel_stream(1), 0, [], np.zeros((3, 2), np.int64))
+    with pytest.raises(ValueError, match="uint8 or uint16"):
+        _resample.randomization_sums(*kernel_stream(1), 0, [np.zeros((5, 2), np.int8)],
+                                     np.zeros((3, 2), np.int64))
+
+
+def test_the_kernel_paths_give_numpys_shuffled_sums(monkeypatch):
+    """resampling._shuffled_sums: by the kernel (whole statistics) and by numpy's products
+    (EVALPROTO_PURE_PYTHON=1), the same float64 sums of every pair's pseudo-systems."""
+    rng = np.random.default_rng(3)
+    systems = [rng.integers(0, 256, size=(3001, 4)).astype(np.float64) for _ in range(3)]
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    compiled = list(resampling._shuffled_sums(systems, pairs, 250, 7))
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    reference = list(resampling._shuffled_sums(systems, pairs, 250, 7))
+    assert sum(k for k, _ in compiled) == sum(k for k, _ in reference) == 250
+    for pair in pairs:
+        for side in (0, 1):
+            assert np.array_equal(np.concatenate([sums[pair][side] for _, sums in compiled]),
+                                  np.concatenate([sums[pair][side] for _, sums in reference]))

@@ -142,3 +142,19 @@ def test_a_regular_file_and_a_stream_refuse_the_same_long_line(tmp_path, monkeyp
         else:
             with pytest.raises(InputError, match=f"{path}: line {too_long} is longer than 0 MiB"):
                 text.read_bytes(str(path))
+
+
+@given(st.lists(st.text(st.sampled_from("ab\nü"), max_size=9), max_size=20))
+@settings(max_examples=200, deadline=None)
+def test_line_ends_are_found_in_blocks_as_in_the_whole(texts):
+    """Every line's end, found a few bytes at a time here (64 MB at a time for real), is
+    where a search of the whole finds it; in uint32 below 4 GB."""
+    data = "".join(texts).encode()
+    whole = [i for i, byte in enumerate(data) if byte == ord("\n")]
+    if data and not data.endswith(b"\n"):
+        whole.append(len(data))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text, "_FOUND_BYTES", 3)
+        ends = text.line_ends(data)
+    assert ends.tolist() == whole and ends.dtype == "uint32"
+    assert text.line_ends(data).tolist() == whole

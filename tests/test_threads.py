@@ -10,15 +10,18 @@ import math
 import os
 import subprocess
 import sys
+import threading
 
+import numpy as np
 import pytest
 from conftest import DE_EN_HYP, DE_EN_REFS, run_cli, threads_evaluator
 
 from evalproto.base import cpus
-from evalproto.base.compiled import THREADS_VARIABLE, kernel_threads
+from evalproto.base.compiled import THREADS_VARIABLE, compiled, kernel_threads
 from evalproto.evaluators.native import kernels
 from evalproto.sources.pool import EvaluatorPool
 from evalproto.sources.specs import MetricSpec
+from evalproto.stats import resampling
 
 AFFINITY = len(os.sched_getaffinity(0))
 MAX_THREADS = kernels().MAX_THREADS
@@ -99,6 +102,43 @@ def test_kernels_take_the_quota_as_well_as_the_affinity_mask(quota):
     quota(64)
     assert kernel_threads() == AFFINITY
     assert native_limit() == min(AFFINITY, MAX_THREADS)
+
+
+def test_the_bootstrap_draws_ahead_on_a_second_thread_only_with_a_second_cpu(quota):
+    """The next chunk's draws overlap this chunk's products on a thread of their own,
+    unless the process has one CPU; the counts are the same either way."""
+    drawn = {}
+    for cpus_worth in (1, 2):
+        quota(cpus_worth)
+        chunks, ahead = [], False
+        for counts in resampling.bootstrap_counts(1000, 40, 1):
+            chunks.append(counts.copy())
+            ahead |= any(thread.name.startswith("bootstrap-draws")
+                         for thread in threading.enumerate())
+        drawn[cpus_worth] = np.concatenate(chunks)
+        assert len(chunks) > 1 and ahead == (cpus_worth > 1 and AFFINITY > 1)
+    assert np.array_equal(drawn[1], drawn[2])
+
+
+def test_approximate_randomization_runs_on_the_kernel_threads(quota, monkeypatch):
+    real = compiled("evalproto.stats._resample")
+    threads = []
+
+    class Spy:
+        def randomization_sums(self, *args, **options):
+            threads.append(options["threads"])
+            return real.randomization_sums(*args, **options)
+
+    monkeypatch.setattr(resampling, "compiled", lambda name: Spy())
+    rows = [np.random.default_rng(k).integers(0, 9, size=(500, 3)).astype(float)
+            for k in range(2)]
+    figures = {}
+    for cpus_worth in (1, 64):
+        quota(cpus_worth)
+        figures[cpus_worth] = resampling.approximate_randomization(
+            rows[0], rows[1], lambda sums: {"x": sums[:, 0]}, 300, 5)["x"].p_value
+    assert threads == [1] * 4 + [AFFINITY] * 4  # a quarter of the trials a call
+    assert figures[1] == figures[64]
 
 
 def test_the_threads_variable_caps_every_kernel_and_is_checked(quota, monkeypatch):

@@ -4,6 +4,8 @@ cluster's workers."""
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 import warnings
 from collections import deque
@@ -14,6 +16,7 @@ import numpy as np
 
 from evalproto.base.errors import EvalprotoError, EvaluatorWarning
 from evalproto.base.items import Item
+from evalproto.base.narrow import RowStore
 from evalproto.base.progress import QUIET, Progress
 
 CHUNK_ITEMS = 2000
@@ -73,28 +76,46 @@ class Stripped:
 
 def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
                 systems: Dict[str, Sequence[str]], progress: Progress = QUIET,
-                first_segment: int = 1, label: str = "", stripped: Optional[Stripped] = None
-                ) -> Dict[str, np.ndarray]:
-    """Every system's rows from one source. Items go segment by segment across the
-    systems, so an evaluator's reference cache is hit by each system in turn, and in
-    chunks, so that progress moves and only a chunk's texts are decoded at a time; the
-    next chunk is made while an evaluator command scores the last one (`stats_later`).
-    A failure on one item is reported as the segment (numbered from `first_segment`)
-    of the system it came from. A chunk that cannot be sent ends the sending, and is
-    reported once the chunks sent before it are in (their failure first).
+                first_segment: int = 1, label: str = "", stripped: Optional[Stripped] = None,
+                narrow: bool = False) -> Dict[str, np.ndarray]:
+    """Every system's rows from one source: float64, or with `narrow` in the narrowest
+    type that holds them exactly (evalproto.base.narrow; for reductions, which take any
+    type). Items go segment by segment across the systems, so an evaluator's reference
+    cache is hit by each system in turn, and in chunks, so that progress moves and only
+    a chunk's texts are decoded at a time; the next chunk is made while the source
+    scores the last one (an evaluator command's `stats_later`; for any other source,
+    _Scorer's thread, where compiled kernels leave the GIL). A failure on one item is
+    reported as the segment (numbered from `first_segment`) of the system it came from.
+    A chunk that cannot be sent ends the sending, and is reported once the chunks sent
+    before it are in (their failure first).
 
     A source that speaks the protocol (`strips_whitespace`) never sees the whitespace
     at the ends of a text: the segments where that happened are counted into
     `stripped`, or, without one, said in one warning at the end."""
+    later: Optional[Sender] = getattr(source, "stats_later", None)
+    if later is not None:
+        return _corpus_rows(source, later, refs, systems, progress, first_segment, label,
+                            stripped, narrow)
+    scorer = _Scorer(source)
+    try:
+        return _corpus_rows(source, scorer.later, refs, systems, progress, first_segment,
+                            label, stripped, narrow)
+    finally:
+        scorer.close()
+
+
+def _corpus_rows(source: StatsSource, send: Sender, refs: Sequence[Sequence[str]],
+                 systems: Dict[str, Sequence[str]], progress: Progress, first_segment: int,
+                 label: str, stripped: Optional[Stripped], narrow: bool
+                 ) -> Dict[str, np.ndarray]:
+    """corpus_rows, with `send` as the source's `stats_later`."""
     names = list(systems)
     segments = len(refs)
     phase = progress.start(f"scoring {label}".strip(), segments * len(names))
-    later: Optional[Sender] = getattr(source, "stats_later", None)
-    send = later or _at_once(source)
     tally = Stripped() if getattr(source, "strips_whitespace", False) else None
-    ahead = 1 if later else 0  # chunks sent before the rows of one are due
+    ahead = 1  # chunks sent before the rows of one are due
     in_flight: Deque[Tuple[int, int, float, Callable[[], np.ndarray]]] = deque()
-    found: Dict[str, np.ndarray] = {}
+    found: Dict[str, RowStore] = {}
     start, size = 0, FIRST_CHUNK_ITEMS
     while start < segments or in_flight:
         if start < segments:
@@ -124,9 +145,9 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
                          ) from None
         rows = rows.reshape(last - first, len(names), -1)
         if not found:
-            found = {name: np.empty((segments, rows.shape[2])) for name in names}
+            found = {name: RowStore(segments, rows.shape[2], narrow) for name in names}
         for j, name in enumerate(names):
-            found[name][first:last] = rows[:, j, :]
+            found[name].put(first, rows[:, j, :])
         phase.advance(rows.shape[0] * len(names))
         size = _next_chunk_size(size, time.monotonic() - began)
     phase.close()
@@ -138,17 +159,46 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
     if not found:
         width = len(source.stat_names or ())
         return {name: np.zeros((0, width)) for name in names}
-    return found
+    return {name: store.rows for name, store in found.items()}
 
 
-def _at_once(source: StatsSource) -> Sender:
-    """A `stats_later` for a source that has none: it scores the items at once."""
+class _Scorer:
+    """A `stats_later` for a source that has none: a thread of its own scores each
+    chunk's items in turn (with threading and a queue: concurrent.futures costs a plain
+    corpus score its import)."""
 
-    def at_once(items: Sequence[Item]) -> Callable[[], np.ndarray]:
-        rows = source.stats_many(items)
-        return lambda: rows
+    def __init__(self, source: StatsSource) -> None:
+        self._source = source
+        self._chunks: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._score, name="scoring", daemon=True).start()
 
-    return at_once
+    def later(self, items: Sequence[Item]) -> Callable[[], np.ndarray]:
+        """The function that gives the rows of `items` (or raises their failure)."""
+        reply: queue.SimpleQueue = queue.SimpleQueue()
+        self._chunks.put((items, reply))
+
+        def rows() -> np.ndarray:
+            found, failure = reply.get()
+            if failure is not None:
+                raise failure
+            return found
+
+        return rows
+
+    def close(self) -> None:
+        """Let the thread end once the chunk it scores, if any, is done."""
+        self._chunks.put(None)
+
+    def _score(self) -> None:
+        while True:
+            chunk = self._chunks.get()
+            if chunk is None:
+                return
+            items, reply = chunk
+            try:
+                reply.put((self._source.stats_many(items), None))
+            except BaseException as failure:  # raised where the rows are due
+                reply.put((None, failure))
 
 
 def _count_stripped(tally: Stripped, items: List[Tuple[Sequence[str], str]],

@@ -203,7 +203,7 @@ def _paired_tests(table: StatsTable, units: List[np.ndarray], figures: Figures,
     pairs = pairs_of(len(units), analysis.all_pairs)
     if analysis.paired == "ttest":
         check_ttest(table.metric, table.label)
-        scores = [table.figures(rows)[MAIN] for rows in units]
+        scores = [table.figures(np.asarray(rows, dtype=np.float64))[MAIN] for rows in units]
         return {(i, j): {MAIN: PairedResult(paired_ttest(scores[i], scores[j]))}
                 for i, j in pairs}
     if analysis.paired == "ar":
@@ -252,7 +252,7 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
         signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
         for system, rows in table.rows.items():
             try:
-                scores = np.asarray(scorer.score_many(rows))
+                scores = np.asarray(scorer.score_many(np.asarray(rows, dtype=np.float64)))
             except EvalprotoError as exc:
                 if exc.item is None:
                     raise

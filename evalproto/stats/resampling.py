@@ -22,6 +22,14 @@ kernel that follows numpy's own steps (native/resample.cpp; numpy's choice and
 bincount with EVALPROTO_PURE_PYTHON=1), and every system of a table is resampled in
 one pass over the same draws, as the paired tests and sacrebleu's intervals need.
 
+Rows may come in any numeric type (a corpus's rows are held in the narrowest one that
+keeps them exact, evalproto.base.narrow): a figure is always the one their float64
+values give. Where the statistics are whole numbers up to 65535 and every sum is exact,
+compiled kernels add them up in integers (the same sums, in any order): the bootstrap's
+`counts @ rows` (`products`) and approximate randomization's swapped sums
+(`randomization_sums`, which reads the swaps' bits from numpy's stream where each trial's
+are, so that it never holds them).
+
 A metric may give several figures (LM Challenge's rates): `Figures` maps summed
 vectors to each figure's values, and every reduction here is done figure by figure.
 """
@@ -33,19 +41,23 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.base.compiled import compiled, pure_python
+from evalproto.base.compiled import compiled, kernel_threads, pure_python
 from evalproto.base.errors import EvalprotoError
+from evalproto.base.narrow import as_whole
 
 DEFAULT_SEED = 12345
 """sacrebleu's default seed for its bootstrap resamples, so that intervals equal its own."""
 _VALUES_PER_CHUNK = 2 ** 18  # small enough to stay in cache: faster, and little memory
-_MAX_COUNTS = 2 ** 27
-"""Bootstrap counts per chunk at most (128 MB in uint8), however many segments there
+_MAX_COUNTS = 2 ** 28
+"""Bootstrap counts per chunk at most (256 MB in uint8), however many segments there
 are: each chunk's product copies every system's rows once, so chunks are as large as
-this allows (134 resamples of a million segments)..."""
+this allows (268 resamples of a million segments, 26 of ten million)..."""
 _CHUNKS = 4
 """...but at least this many where there are enough resamples, so that drawing the next
-chunk overlaps the products of this one."""
+chunk overlaps the products of this one (and approximate randomization's trials come in
+as many chunks, for progress)."""
+_KERNEL_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16))
+"""The types of the statistics the compiled sums take."""
 FLOAT32_EXACT = 2 ** 24
 """Whole numbers up to this are exact in float32."""
 FLOAT64_EXACT = 2.0 ** 53
@@ -69,7 +81,11 @@ def column_sums(rows: np.ndarray) -> np.ndarray:
     (`sum_of_lists`): for fractional statistics (TER's average reference lengths) numpy's
     pairwise summation of a contiguous column would differ in the last bits. numpy
     reduces the first axis of a C-ordered array of two or more columns row by row;
-    tests/test_statistics.py checks that it still does."""
+    tests/test_statistics.py checks that it still does. Whole numbers held as such
+    (evalproto.base.narrow) whose every partial sum is exact in float64 add up alike in
+    any order: in integers, without a float64 copy."""
+    if rows.dtype.kind in "iu" and _exact_sums(rows, FLOAT64_EXACT):
+        return rows.sum(axis=0, dtype=np.int64).astype(np.float64)
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     if rows.ndim == 2 and rows.shape[1] == 1:
         return column_sums(np.hstack([rows, np.zeros_like(rows)]))[:1]
@@ -98,9 +114,11 @@ def _chunks(samples: int, n: int) -> Iterator[int]:
 
 def _resample_chunks(samples: int, n: int) -> Iterator[int]:
     """Sizes of successive chunks of bootstrap resamples: a quarter of them (_CHUNKS),
-    but at most _MAX_COUNTS counts (bootstrap draws continue exactly across chunks of
-    any size)."""
+    but at most _MAX_COUNTS counts, in fours where there are four (the compiled products
+    take four resamples at a time; bootstrap draws continue exactly across chunks of any
+    size)."""
     rows = max(1, min(-(-samples // _CHUNKS), _MAX_COUNTS // max(n, 1)))
+    rows = rows // 4 * 4 or rows
     for start in range(0, samples, rows):
         yield min(rows, samples - start)
 
@@ -160,6 +178,11 @@ def bootstrap_counts(n: int, samples: int, seed: Optional[int]) -> Iterator[np.n
     sizes = list(_resample_chunks(samples, n))
     if not sizes:
         return
+    if kernel_threads() < 2:  # no CPU for a second thread: each chunk drawn when due
+        alone = np.empty((sizes[0], n), np.uint8)
+        for size in sizes:
+            yield _drawn(rng, alone[:size])
+        return
     buffers = [np.empty((sizes[0], n), np.uint8) for _ in range(min(2, len(sizes)))]
     with ThreadPoolExecutor(1, thread_name_prefix="bootstrap-draws") as drawer:
         drawn = drawer.submit(_drawn, rng, buffers[0][:sizes[0]])
@@ -174,6 +197,9 @@ def _exact_sums(rows: np.ndarray, whole_limit: float) -> bool:
     """Whether every sum of up to len(rows) rows is exact in a float type whose whole
     numbers are exact up to `whole_limit` (and so the same in any order): the statistics
     are multiples of 1/4, and n times the largest of a column, in quarters, is below it."""
+    if rows.dtype.kind in "iu":  # whole numbers: only their size can make a sum inexact
+        largest = max(int(rows.max(initial=0)), -int(rows.min(initial=0)))
+        return len(rows) * 4 * largest < whole_limit
     quarters = rows * 4
     return bool(np.array_equal(quarters, np.round(quarters))) and \
         len(rows) * float(np.abs(quarters).max(initial=0)) < whole_limit
@@ -184,16 +210,37 @@ _PRODUCT_BLOCK = 4096
 segments at once as over blocks whose counts and rows stay in cache."""
 
 
-def _products(counts: np.ndarray, systems: Sequence[np.ndarray], together: bool
-              ) -> List[np.ndarray]:
+def _whole_rows(systems: Sequence[np.ndarray]) -> Optional[List[np.ndarray]]:
+    """Every system's rows in one of _KERNEL_TYPES (as they are if they are; copies of
+    float64 rows in Fortran order, as evalproto.base.narrow holds rows), or None if a
+    system has other values, or the compiled kernels are not to be used."""
+    if pure_python():
+        return None
+    whole = [as_whole(rows, _KERNEL_TYPES) for rows in systems]
+    return None if any(rows is None for rows in whole) else whole  # type: ignore[return-value]
+
+
+def _products(counts: np.ndarray, systems: Sequence[np.ndarray], together: bool,
+              whole: Optional[Sequence[np.ndarray]] = None) -> List[np.ndarray]:
     """counts @ rows for each system's rows. `together` (only where every sum is exact,
     so that the order of the additions cannot matter): the systems' rows side by side
-    in one product, several times faster on 50 columns than on 10. Otherwise each
-    system's own product, whose last bits do not depend on the other systems (a test of
-    two systems then equals that pair in a pass over three)."""
+    in one product, several times faster on 50 columns than on 10, and in integers by
+    the compiled kernel where the statistics are also `whole` (_whole_rows) and the
+    counts uint8. Otherwise each system's own product, whose last bits do not depend on
+    the other systems (a test of two systems then equals that pair in a pass over
+    three)."""
     if not together:
         return [_product(counts, [rows])[0] for rows in systems]
+    if whole is not None and counts.dtype == np.uint8:
+        total = np.zeros((len(counts), sum(rows.shape[1] for rows in whole)), np.int64)
+        compiled("evalproto.stats._resample").products(counts, whole, total)
+        return _split(total.astype(np.float64), whole)
     return _product(counts, systems)
+
+
+def _split(sums: np.ndarray, systems: Sequence[np.ndarray]) -> List[np.ndarray]:
+    """Sums of the systems' rows side by side, split into each system's."""
+    return np.split(sums, np.cumsum([rows.shape[1] for rows in systems])[:-1], axis=1)
 
 
 def _product(counts: np.ndarray, systems: Sequence[np.ndarray]) -> List[np.ndarray]:
@@ -214,7 +261,7 @@ def _product(counts: np.ndarray, systems: Sequence[np.ndarray]) -> List[np.ndarr
             np.concatenate([rows[start:start + size] for rows in systems], axis=1,
                            out=block_rows[:size])
             total += block_counts[:, :size] @ block_rows[:size]
-    return np.split(total, np.cumsum(widths)[:-1], axis=1)
+    return _split(total, systems)
 
 
 def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[int],
@@ -226,10 +273,10 @@ def resampled_sums(systems: Sequence[np.ndarray], samples: int, seed: Optional[i
     in_float32 = dtype != np.float64 and all(_exact_sums(rows, FLOAT32_EXACT) for rows in systems)
     exact = dtype == np.float64 or in_float32
     if exact or n * samples > MAX_DRAWN:
-        converted = [np.asarray(rows, dtype=np.float64) for rows in systems]
-        together = in_float32 or all(_exact_sums(rows, FLOAT64_EXACT) for rows in converted)
+        together = in_float32 or all(_exact_sums(rows, FLOAT64_EXACT) for rows in systems)
+        whole = _whole_rows(systems) if together else None
         for counts in bootstrap_counts(n, samples, seed):
-            sums = _products(counts, converted, together)
+            sums = _products(counts, systems, together, whole)
             yield [total.astype(dtype) for total in sums] if exact else sums
             advance(len(counts))
         return
@@ -339,17 +386,12 @@ def randomization_pairs(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int
     --paired-ar, of each (i, j) pair of systems: each trial swaps each segment's rows
     between the two systems with probability 1/2 (sacrebleu sums its trials in float64).
     Every pair is tested on the same swaps, those of a test of that pair alone."""
-    rng = np.random.default_rng(seed)
     parts: Dict[Tuple[int, int], Dict[str, List[np.ndarray]]] = {pair: {} for pair in pairs}
-    for k in _chunks(trials, len(systems[0])):
-        swap = rng.integers(2, size=(k, len(systems[0])), dtype=bool)
-        keep = (~swap).astype(np.float64)
-        swapped = swap.astype(np.float64)
-        for (i, j), part in parts.items():
-            first = figures(swapped @ systems[i] + keep @ systems[j])
-            second = figures(keep @ systems[i] + swapped @ systems[j])
-            for name, values in first.items():
-                part.setdefault(name, []).append(np.abs(values - second[name]))
+    for k, shuffled in _shuffled_sums(systems, pairs, trials, seed):
+        for pair, (first, second) in shuffled.items():
+            second_values = figures(second)
+            for name, values in figures(first).items():
+                parts[pair].setdefault(name, []).append(np.abs(values - second_values[name]))
         advance(k)
     results = {}
     for (i, j), part in parts.items():
@@ -358,6 +400,53 @@ def randomization_pairs(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int
                                                     inclusive))
                          for name, pieces in part.items()}
     return results
+
+
+Shuffled = Dict[Tuple[int, int], Tuple[np.ndarray, np.ndarray]]
+"""For each pair (i, j), the float64 sums of the trials' two pseudo-systems: i's rows
+where a segment is swapped and j's elsewhere, and the other way round."""
+
+
+def _shuffled_sums(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int, int]],
+                   trials: int, seed: Optional[int]) -> Iterator[Tuple[int, Shuffled]]:
+    """(trials in the chunk, their Shuffled sums), a chunk at a time, from sacrebleu's
+    swaps: `default_rng(seed).integers(2, (trials, n), dtype=bool)`. By the compiled
+    kernel where the statistics are whole (_whole_rows) and every sum exact in float64:
+    each system's swapped sums X, from which i's where swapped and j's elsewhere are
+    X_i + (total_j - X_j), exactly. Otherwise by numpy's products, chunks of a multiple
+    of 32 trials' swaps at a time (so that numpy continues the stream exactly)."""
+    whole = _whole_rows(systems)
+    if whole is not None and all(_exact_sums(rows, FLOAT64_EXACT) for rows in whole):
+        yield from _shuffled_by_kernel(whole, pairs, trials, seed)
+        return
+    systems = [np.asarray(rows, dtype=np.float64) for rows in systems]
+    rng = np.random.default_rng(seed)
+    for k in _chunks(trials, len(systems[0])):
+        swap = rng.integers(2, size=(k, len(systems[0])), dtype=bool)
+        keep = (~swap).astype(np.float64)
+        swapped = swap.astype(np.float64)
+        yield k, {(i, j): (swapped @ systems[i] + keep @ systems[j],
+                           keep @ systems[i] + swapped @ systems[j]) for i, j in pairs}
+
+
+def _shuffled_by_kernel(whole: Sequence[np.ndarray], pairs: Sequence[Tuple[int, int]],
+                        trials: int, seed: Optional[int]) -> Iterator[Tuple[int, Shuffled]]:
+    """_shuffled_sums by native/resample.cpp's randomization_sums, a quarter of the trials
+    at a time (each call builds its tables anew), on the CPUs the process may use."""
+    kernel = compiled("evalproto.stats._resample").randomization_sums
+    state = np.random.default_rng(seed).bit_generator.state["state"]
+    stream = (state["state"] >> 64, state["state"] & _STATE_BITS, state["inc"] >> 64,
+              state["inc"] & _STATE_BITS)
+    totals = [rows.sum(axis=0, dtype=np.int64) for rows in whole]
+    width = sum(rows.shape[1] for rows in whole)
+    step = -(-trials // _CHUNKS)
+    for first in range(0, trials, step):
+        sums = np.empty((min(step, trials - first), width), np.int64)
+        kernel(*stream, first, whole, sums, threads=kernel_threads())
+        swapped = _split(sums, whole)
+        yield len(sums), {(i, j): ((swapped[i] - swapped[j] + totals[j]).astype(np.float64),
+                                   (swapped[j] - swapped[i] + totals[i]).astype(np.float64))
+                          for i, j in pairs}
 
 
 def approximate_randomization(baseline: np.ndarray, system: np.ndarray, figures: Figures,

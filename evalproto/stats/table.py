@@ -62,9 +62,10 @@ def figures_of(metric: Scorer) -> Figures:
 @dataclass
 class StatsTable:
     """One metric's rows for every system (a (segments, stats) array each, in the same
-    segment order), the segments' ids, and what reductions may use: each segment's
-    groups (tags), the resampling unit of each row (None: each row is its own), and
-    the number of references (for signatures)."""
+    segment order; float64, or a narrower type that holds them exactly, see
+    evalproto.base.narrow), the segments' ids, and what reductions may use: each
+    segment's groups (tags), the resampling unit of each row (None: each row is its
+    own), and the number of references (for signatures)."""
 
     label: str
     metric: Scorer
@@ -165,6 +166,7 @@ def unit_rows(rows: np.ndarray, units: Optional[Sequence[Hashable]]) -> np.ndarr
     things a bootstrap resamples; the rows themselves when there are no units."""
     if units is None:
         return rows
+    rows = np.asarray(rows, dtype=np.float64)  # narrow whole numbers would overflow
     starts = [i for i, unit in enumerate(units) if i == 0 or unit != units[i - 1]]
     with np.errstate(over="ignore"):  # an overflowing total is an error: checked_total
         return np.add.reduceat(rows, starts, axis=0) if starts else rows
