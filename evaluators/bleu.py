@@ -115,6 +115,20 @@ class BLEU(CountsEvaluator):
         closest_ref_len = min(ref_lens, key=lambda length: (abs(hyp_len - length), length))
         return [hyp_len, closest_ref_len, *correct, *total]
 
+    def stats_columns(self, refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]
+                      ) -> np.ndarray:
+        """By the compiled kernel straight from the texts where it takes them as they are
+        (13a, none or char tokens, not lowercased); otherwise, and for texts it refuses
+        (stats_many then says which item and why), as the items."""
+        tokenizer = self.tokenizer.signature()
+        if pure_python() or self.lowercase or tokenizer not in ("13a", "none", "char"):
+            return super().stats_columns(refs, hyps)
+        try:
+            rows = kernels().bleu_columns(refs, hyps, self.max_order, tokenizer)
+        except (TypeError, ValueError):
+            return super().stats_columns(refs, hyps)
+        return as_rows(rows, len(self.stat_names))
+
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """`stats` of many items: by the compiled kernel, which tokenizes 13a, char and
         none itself and takes other tokenizers' output as none; or, with

@@ -141,6 +141,62 @@ bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRe
                            });
 }
 
+// A batch from columns: refs[i] (a non-empty list or tuple of str) is segment i's
+// references, and hyps[j][i] (a str) its hypothesis of system j; the batch holds every
+// system's item of each segment, segment by segment (j varies fastest), the items of a
+// segment sharing its references' texts.
+bool gather_columns(PyObject* refs, PyObject* hyps, References& held, Batch<TextRef>& batch) {
+    PyObject* ref_seq = as_sequence(refs, Where{"refs"});
+    if (!ref_seq) return false;
+    held.keep(ref_seq);
+    Py_DECREF(ref_seq);
+    PyObject* system_seq = as_sequence(hyps, Where{"hyps"});
+    if (!system_seq) return false;
+    held.keep(system_seq);
+    Py_DECREF(system_seq);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(ref_seq);
+    const Py_ssize_t systems = PySequence_Fast_GET_SIZE(system_seq);
+    std::vector<PyObject*> columns;
+    for (Py_ssize_t j = 0; j < systems; ++j) {
+        PyObject* column = as_sequence(PySequence_Fast_GET_ITEM(system_seq, j), Where{"hyps"}.at(j));
+        if (!column) return false;
+        held.keep(column);
+        Py_DECREF(column);
+        if (PySequence_Fast_GET_SIZE(column) != n) {
+            PyErr_Format(PyExc_ValueError, "%zd reference lists but %zd hypotheses in hyps[%zd]",
+                         n, PySequence_Fast_GET_SIZE(column), j);
+            return false;
+        }
+        columns.push_back(column);
+    }
+    batch.hyps.resize(static_cast<size_t>(n * systems));
+    std::vector<TextRef> own;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        const Where refs_where = Where{"refs"}.at(i);
+        PyObject* segment = as_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), refs_where);
+        if (!segment) return false;
+        held.keep(segment);
+        Py_DECREF(segment);
+        const Py_ssize_t k = PySequence_Fast_GET_SIZE(segment);
+        if (k == 0) {
+            PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
+            return false;
+        }
+        own.resize(static_cast<size_t>(k));
+        for (Py_ssize_t r = 0; r < k; ++r)
+            if (!text_of(PySequence_Fast_GET_ITEM(segment, r), refs_where.at(r), held, own[r]))
+                return false;
+        for (Py_ssize_t j = 0; j < systems; ++j) {
+            if (!text_of(PySequence_Fast_GET_ITEM(columns[j], i), Where{"hyps"}.at(j).at(i), held,
+                         batch.hyps[i * systems + j]))
+                return false;
+            batch.refs.insert(batch.refs.end(), own.begin(), own.end());
+            batch.ref_start.push_back(batch.refs.size());
+        }
+    }
+    return true;
+}
+
 // Threads for a kernel over `segments` segments: at most thread_limit, which Python sets
 // before each call to the CPUs the process may take (evalproto.base.compiled's
 // kernel_threads: the affinity mask, a container's quota, one in a -j copy or a Dask
@@ -209,19 +265,12 @@ PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
     return result;
 }
 
-PyObject* bleu_rows(PyObject*, PyObject* args, PyObject* kwargs) {
-    static const char* keywords[] = {"hyps", "refs", "max_order", "tokenizer", nullptr};
-    PyObject *hyps, *refs;
-    int max_order;
-    const char* tokenizer_name;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOis:bleu_rows", const_cast<char**>(keywords),
-                                     &hyps, &refs, &max_order, &tokenizer_name))
-        return nullptr;
+// BLEU's options checked, the tokenizer named; false with a ValueError.
+bool bleu_options(int max_order, const char* tokenizer_name, evalproto::Tokenizer& tokenizer) {
     if (max_order < 1) {
         PyErr_SetString(PyExc_ValueError, "max_order must be at least 1");
-        return nullptr;
+        return false;
     }
-    evalproto::Tokenizer tokenizer;
     const std::string name = tokenizer_name;
     if (name == "13a") {
         tokenizer = evalproto::Tokenizer::T13a;
@@ -232,14 +281,47 @@ PyObject* bleu_rows(PyObject*, PyObject* args, PyObject* kwargs) {
     } else {
         PyErr_Format(PyExc_ValueError, "tokenizer must be '13a', 'none' or 'char', not '%s'",
                      tokenizer_name);
-        return nullptr;
+        return false;
     }
+    return true;
+}
+
+PyObject* bleu_rows(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", "max_order", "tokenizer", nullptr};
+    PyObject *hyps, *refs;
+    int max_order;
+    const char* tokenizer_name;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOis:bleu_rows", const_cast<char**>(keywords),
+                                     &hyps, &refs, &max_order, &tokenizer_name))
+        return nullptr;
+    evalproto::Tokenizer tokenizer;
+    if (!bleu_options(max_order, tokenizer_name, tokenizer)) return nullptr;
     References held;
     Batch<TextRef> batch;
     if (!gather_texts(hyps, refs, held, batch)) return nullptr;
     return run_kernel(batch.segments(), 2 + 2 * static_cast<size_t>(max_order), [&](double* out, size_t begin, size_t end) {
         evalproto::bleu_rows(batch, max_order, tokenizer, out, begin, end);
     });
+}
+
+PyObject* bleu_columns(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"refs", "hyps", "max_order", "tokenizer", nullptr};
+    PyObject *refs, *hyps;
+    int max_order;
+    const char* tokenizer_name;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOis:bleu_columns",
+                                     const_cast<char**>(keywords), &refs, &hyps, &max_order,
+                                     &tokenizer_name))
+        return nullptr;
+    evalproto::Tokenizer tokenizer;
+    if (!bleu_options(max_order, tokenizer_name, tokenizer)) return nullptr;
+    References held;
+    Batch<TextRef> batch;
+    if (!gather_columns(refs, hyps, held, batch)) return nullptr;
+    return run_kernel(batch.segments(), 2 + 2 * static_cast<size_t>(max_order),
+                      [&](double* out, size_t begin, size_t end) {
+                          evalproto::bleu_rows(batch, max_order, tokenizer, out, begin, end);
+                      });
 }
 
 PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
@@ -347,6 +429,11 @@ PyMethodDef methods[] = {
      "BLEU statistics per segment, float64 rows of [hyp_len, closest_ref_len,\n"
      "correct_1..N, total_1..N]. refs[i] lists segment i's references; tokenizer\n"
      "is '13a', 'none' or 'char'. Lowercase in Python first."},
+    {"bleu_columns", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bleu_columns)),
+     METH_VARARGS | METH_KEYWORDS,
+     "bleu_columns(refs, hyps, max_order, tokenizer) -> bytearray\n\n"
+     "bleu_rows of every system's item of each segment, segment by segment: refs[i]\n"
+     "lists segment i's references, hyps[j][i] is its hypothesis of system j."},
     {"chrf_rows", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_rows)),
      METH_VARARGS | METH_KEYWORDS,
      "chrf_rows(hyps, refs, char_order, word_order, beta, whitespace, eps_smoothing)\n"

@@ -26,13 +26,17 @@ void append_code_points(const TextRef& text, std::vector<cp_t>& out) {
 }
 
 void split_whitespace(const cp_t* s, size_t n, Tokens& out) {
+    size_t at = out.chars.size();
+    out.chars.resize(at + n);  // room for every character: written without a check each
+    cp_t* chars = out.chars.data();
     size_t i = 0;
     while (i < n) {
         while (i < n && is_space(s[i])) ++i;
         if (i == n) break;
-        while (i < n && !is_space(s[i])) out.chars.push_back(s[i++]);
-        out.ends.push_back(static_cast<uint32_t>(out.chars.size()));
+        while (i < n && !is_space(s[i])) chars[at++] = s[i++];
+        out.ends.push_back(static_cast<uint32_t>(at));
     }
+    out.chars.resize(at);
 }
 
 void tokenize_char(const cp_t* s, size_t n, Tokens& out) {
@@ -111,56 +115,77 @@ void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
         replace_all(a, "&gt;", ">", b);
     }
     // TokenizerRegexp gets f' {line} '; its first rule spaces a class of ASCII
-    // punctuation (the space itself included) wherever it occurs.
-    a.clear();
-    a.reserve(3 * b.size() + 2);
-    a.push_back(' ');
+    // punctuation (the space itself included) wherever it occurs. Each pass writes into
+    // a buffer sized for its longest result, through a pointer.
+    a.resize(3 * b.size() + 2);
+    cp_t* to = a.data();
+    *to++ = ' ';
     for (cp_t c : b) {
         if (spaced_by_first_rule(c)) {
-            a.push_back(' ');
-            a.push_back(c);
-            a.push_back(' ');
+            to[0] = ' ';
+            to[1] = c;
+            to[2] = ' ';
+            to += 3;
         } else {
-            a.push_back(c);
+            *to++ = c;
         }
     }
-    a.push_back(' ');
+    *to++ = ' ';
+    a.resize(static_cast<size_t>(to - a.data()));
     // The next three rules match two characters each; re.sub takes the leftmost
     // match, then goes on after it, so a character consumed as the second of a match
     // cannot start the next one. [^0-9] is any code point but an ASCII digit.
     if (period) {
         // r'([^0-9])([\.,])' -> r'\1 \2 '
-        b.clear();
+        b.resize(2 * a.size());
+        to = b.data();
         for (size_t i = 0; i < a.size();) {
             if (i + 1 < a.size() && !is_ascii_digit(a[i]) && period_or_comma(a[i + 1])) {
-                b.insert(b.end(), {a[i], ' ', a[i + 1], ' '});
+                to[0] = a[i];
+                to[1] = ' ';
+                to[2] = a[i + 1];
+                to[3] = ' ';
+                to += 4;
                 i += 2;
             } else {
-                b.push_back(a[i++]);
+                *to++ = a[i++];
             }
         }
+        b.resize(static_cast<size_t>(to - b.data()));
         // r'([\.,])([^0-9])' -> r' \1 \2'
-        a.clear();
+        a.resize(2 * b.size());
+        to = a.data();
         for (size_t i = 0; i < b.size();) {
             if (i + 1 < b.size() && period_or_comma(b[i]) && !is_ascii_digit(b[i + 1])) {
-                a.insert(a.end(), {' ', b[i], ' ', b[i + 1]});
+                to[0] = ' ';
+                to[1] = b[i];
+                to[2] = ' ';
+                to[3] = b[i + 1];
+                to += 4;
                 i += 2;
             } else {
-                a.push_back(b[i++]);
+                *to++ = b[i++];
             }
         }
+        a.resize(static_cast<size_t>(to - a.data()));
     }
     if (dash) {
         // r'([0-9])(-)' -> r'\1 \2 '
-        b.clear();
+        b.resize(2 * a.size());
+        to = b.data();
         for (size_t i = 0; i < a.size();) {
             if (i + 1 < a.size() && is_ascii_digit(a[i]) && a[i + 1] == '-') {
-                b.insert(b.end(), {a[i], ' ', '-', ' '});
+                to[0] = a[i];
+                to[1] = ' ';
+                to[2] = '-';
+                to[3] = ' ';
+                to += 4;
                 i += 2;
             } else {
-                b.push_back(a[i++]);
+                *to++ = a[i++];
             }
         }
+        b.resize(static_cast<size_t>(to - b.data()));
         a.swap(b);
     }
     // ' '.join(line.split()), then BLEU's own split(): the words of line.split().
@@ -171,8 +196,7 @@ uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {
     uint64_t h = hash_symbols(s, n);
     uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
         const Entry& entry = entries_[e];
-        return entry.hash == h && entry.length == n &&
-               std::memcmp(chars_.data() + entry.start, s, n * sizeof(cp_t)) == 0;
+        return entry.hash == h && entry.length == n && same_symbols(chars_.data() + entry.start, s, n);
     });
     if (*slot) return *slot - 1;
     if (!insert) return UNKNOWN;
@@ -203,8 +227,7 @@ void NgramTable::insert(const uint32_t* symbols, size_t n, int max_order, Count 
             uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
                 const Entry& entry = entries_[e];
                 return entry.hash == h && entry.order == order &&
-                       std::memcmp(symbols_.data() + entry.start, s + i,
-                                   order * sizeof(uint32_t)) == 0;
+                       same_symbols(symbols_.data() + entry.start, s + i, order);
             });
             if (!*slot) {
                 entries_.push_back({h, static_cast<uint32_t>(offset + i),

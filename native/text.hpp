@@ -39,6 +39,14 @@ inline bool is_space(cp_t c) {
 
 inline bool is_ascii_digit(cp_t c) { return c >= '0' && c <= '9'; }
 
+// Whether a[0, n) == b[0, n): tokens and n-grams are a few symbols long, shorter than
+// what a call of memcmp is worth.
+inline bool same_symbols(const uint32_t* a, const uint32_t* b, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
 // Tokens end to end: token t is chars[ends[t-1] .. ends[t]).
 struct Tokens {
     std::vector<cp_t> chars;
@@ -175,8 +183,7 @@ class NgramTable {
                 const uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
                     const Entry& entry = entries_[e];
                     return entry.hash == h && entry.order == order &&
-                           std::memcmp(symbols_.data() + entry.start, s + i,
-                                       order * sizeof(uint32_t)) == 0;
+                           same_symbols(symbols_.data() + entry.start, s + i, order);
                 });
                 if (*slot == 0) break;
                 f(entries_[*slot - 1]);

@@ -678,3 +678,46 @@ def test_the_lm_loops_refuse_what_is_not_a_decoded_event():
         loops.md5_prefixes(["a", None])
     with pytest.raises(UnicodeEncodeError):
         loops.md5_prefixes(["\ud800"])
+
+
+# -- a chunk of columns: every system's item of each segment, no item made --------------
+
+TEXTS = st.text(st.sampled_from("ab .,-<&;\u00e9\u3002 \t\u2028\n"), max_size=12)
+
+
+@given(st.lists(st.tuples(st.lists(TEXTS, min_size=1, max_size=3),
+                          st.lists(TEXTS, min_size=3, max_size=3)), max_size=15),
+       st.sampled_from(["13a", "none", "char", "intl"]), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_bleu_columns_are_the_rows_of_the_items(segments, tokenize, lowercase):
+    """BLEU.stats_columns, by the kernel straight from the texts (or the items' way for
+    tokenizers it does not take and lowercasing), gives stats_many's rows of the items
+    segment by segment, system by system."""
+    refs = [segment_refs for segment_refs, _ in segments]
+    columns = [[hyps[j] for _, hyps in segments] for j in range(3)]
+    bleu = BLEU(tokenize=tokenize, lowercase=lowercase)
+    items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs)
+             for column in columns]
+    expected = bleu.stats_many(items) if items else np.zeros((0, 10))
+    assert np.array_equal(bleu.stats_columns(refs, columns).reshape(-1, 10), expected)
+
+
+@pytest.mark.parametrize("refs, columns, message", [
+    ([["a"], ["b"]], [["a", 7]], r"segment 2: the hypothesis is of type int; expected str"),
+    ([["a"], []], [["a", "b"]], r"segment 2: .*no reference"),
+    ([["a"], "b"], [["a", "b"]], r"segment 2: .*"),
+])
+def test_bleu_columns_refused_are_named_as_the_items_are(refs, columns, message):
+    bleu = BLEU()
+    items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs)
+             for column in columns]
+    with pytest.raises((TypeError, ValueError)) as by_items:
+        bleu.stats_many(items)
+    with pytest.raises(type(by_items.value), match=message) as by_columns:
+        bleu.stats_columns(refs, columns)
+    assert str(by_columns.value) == str(by_items.value)
+
+
+def test_bleu_columns_of_columns_of_other_lengths_are_refused():
+    with pytest.raises(ValueError, match=r"2 reference lists but 1 hypotheses in hyps\[1\]"):
+        _native.bleu_columns([["a"], ["b"]], [["a", "b"], ["a"]], 4, "13a")

@@ -144,17 +144,43 @@ def test_a_regular_file_and_a_stream_refuse_the_same_long_line(tmp_path, monkeyp
                 text.read_bytes(str(path))
 
 
+@pytest.mark.parametrize("content, too_long", [
+    (b"12345678\n12345678", None), (b"1\n123456789\n1\n", 2), (b"12\n\n3\n" + b"x" * 20, 4),
+    (b"x" * 9, 1), (b"1\n" * 30 + b"123456789", 31), (b"1234567\n" * 5, None),
+    (b"12345678" * 3, 1), (b"1\n" + b"x" * 7 + b"\n", None)])
+def test_a_file_read_in_pieces_refuses_the_same_long_line(tmp_path, monkeypatch, content,
+                                                          too_long):
+    """A plain file's Lines are found a piece at a time: a line longer than the limit
+    within a piece, across pieces or at the end is the error read_bytes gives."""
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 8)
+    monkeypatch.setattr(text, "_CHECKED_BYTES", 3)
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(content)
+    if too_long is None:
+        assert text._lines_of(str(plain)) == text.split_lines(str(plain), content)
+    else:
+        with pytest.raises(InputError, match=f"{plain}: line {too_long} is longer than 0 MiB"):
+            text._lines_of(str(plain))
+
+
 @given(st.lists(st.text(st.sampled_from("ab\nü"), max_size=9), max_size=20))
 @settings(max_examples=200, deadline=None)
-def test_line_ends_are_found_in_blocks_as_in_the_whole(texts):
-    """Every line's end, found a few bytes at a time here (64 MB at a time for real), is
-    where a search of the whole finds it; in uint32 below 4 GB."""
+def test_line_ends_are_found_in_blocks_as_in_the_whole(tmp_path_factory, texts):
+    """Every line's end, found a few bytes at a time here (64 MB, and a file 16 MB, at a
+    time for real), is where a search of the whole finds it; in uint32 below 4 GB."""
     data = "".join(texts).encode()
     whole = [i for i, byte in enumerate(data) if byte == ord("\n")]
     if data and not data.endswith(b"\n"):
         whole.append(len(data))
+    path = tmp_path_factory.mktemp("ends") / "text"
+    path.write_bytes(data)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(text, "_FOUND_BYTES", 3)
+        patch.setattr(text, "_CHECKED_BYTES", 2)  # pieces inside a character, too
         ends = text.line_ends(data)
-    assert ends.tolist() == whole and ends.dtype == "uint32"
+        streamed = text.streamed_line_ends(str(path), len(data))
+        lines = text._lines_of(str(path))
+    assert ends.tolist() == streamed.tolist() == whole
+    assert ends.dtype == streamed.dtype == "uint32"
     assert text.line_ends(data).tolist() == whole
+    assert lines._data is None and list(lines) == read_lines(str(path))

@@ -20,18 +20,25 @@ WHOLE_TYPES = tuple(np.dtype(kind) for kind in (np.uint8, np.int8, np.uint16, np
 """The whole-number types rows may be held in, narrowest first."""
 
 
+_INT32 = np.iinfo(np.int32)
+
+
 def narrowest(rows: np.ndarray) -> np.dtype:
-    """The first of WHOLE_TYPES that holds every value of `rows` exactly, or float64."""
+    """The first of WHOLE_TYPES that holds every value of `rows` exactly, or float64.
+    In few passes: corpus_rows asks for every chunk."""
     rows = np.asarray(rows)
     if rows.dtype in WHOLE_TYPES:
         return rows.dtype
     if rows.size == 0:
         return WHOLE_TYPES[0]
-    with np.errstate(invalid="ignore"):  # NaN and infinities are not whole, and stay
-        whole = bool(np.all(rows == np.trunc(rows)))
-    if not whole or np.any(np.signbit(rows) & (rows == 0)):  # -0.0 would lose its sign
+    low, high = rows.min(), rows.max()
+    if not _INT32.min <= low <= high <= np.iinfo(np.uint32).max:  # NaN fails this too
         return np.dtype(np.float64)
-    low, high = float(rows.min()), float(rows.max())
+    whole = rows.astype(np.int64)
+    if not np.array_equal(whole, rows):
+        return np.dtype(np.float64)
+    if low <= 0 and np.any(np.signbit(rows) & (rows == 0)):  # -0.0 would lose its sign
+        return np.dtype(np.float64)
     for kind in WHOLE_TYPES:
         limits = np.iinfo(kind)
         if limits.min <= low and high <= limits.max:
@@ -67,10 +74,12 @@ class RowStore:
         self.rows = (np.zeros((count, width), WHOLE_TYPES[0], order="F") if narrow
                      else np.empty((count, width)))
 
-    def put(self, start: int, rows: np.ndarray) -> None:
-        """Rows of segments start, start + 1, ..."""
+    def put(self, start: int, rows: np.ndarray, kind: Optional[np.dtype] = None) -> None:
+        """Rows of segments start, start + 1, ...; `kind`, if given, a type that holds
+        them (narrowest of a larger array that holds them: corpus_rows asks once for
+        every system's rows of a chunk)."""
         if self.narrow:
-            kind = wider(self.rows.dtype, narrowest(rows))
+            kind = wider(self.rows.dtype, narrowest(rows) if kind is None else kind)
             if kind != self.rows.dtype:
                 self.rows = self.rows.astype(kind, order="F")
         self.rows[start:start + len(rows)] = rows

@@ -207,6 +207,16 @@ class Evaluator(ABC):
             raise
         return np.asarray(rows, dtype=np.float64).reshape(len(items), len(self.stat_names))
 
+    def stats_columns(self, refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]
+                      ) -> np.ndarray:
+        """stats_many of every system's item of each segment, segment by segment: of
+        (refs[i], hyps[0][i]), (refs[i], hyps[1][i]), ... for each segment i, a failure
+        numbered among those items. corpus_rows asks for a chunk's rows so. This default
+        makes the items; a metric whose compiled kernel reads the texts as they are
+        overrides it, to spare a Python object per item."""
+        return self.stats_many([(segment, column[i]) for i, segment in enumerate(refs)
+                                for column in hyps])
+
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """The rows of many items. This default computes them one by one; a metric that
         counts faster in bulk overrides it, with rows equal to `stats`'."""

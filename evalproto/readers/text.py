@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
@@ -43,7 +44,7 @@ def read_bytes(path: str, span: Optional[Tuple[int, int]] = None) -> bytes:
     (by its name or, e.g. on stdin, by its first bytes, which UTF-8 text cannot have);
     or only the bytes [begin, end) of a plain file (see `is_plain`). A line longer than
     MAX_LINE_BYTES is an error."""
-    try:
+    with _reading(path):
         if span is not None:
             with open(path, "rb") as stream:
                 stream.seek(span[0])
@@ -53,6 +54,13 @@ def read_bytes(path: str, span: Optional[Tuple[int, int]] = None) -> bytes:
                 _check_line_lengths(path, stream)
                 return stream.read()
             return _bounded(path, stream)
+
+
+@contextmanager
+def _reading(path: str) -> Iterator[None]:
+    """What goes wrong while `path` is read, as an InputError that names it."""
+    try:
+        yield
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -217,6 +225,14 @@ class Lines(Sequence[str]):
             stop = len(data) if stop < 0 else stop + 1
             _decoded(path, view[start:stop], 0, start, data)
             start = stop
+
+    @classmethod
+    def on_disk(cls, path: str, ends: np.ndarray, status: os.stat_result) -> Lines:
+        """The Lines of a plain file whose line ends (and UTF-8) were found as it was
+        read a piece at a time (streamed_line_ends), `status` its stat then."""
+        lines = cls.__new__(cls)
+        lines.path, lines._data, lines._on_disk, lines._ends = path, None, status, ends
+        return lines
 
     def _bytes(self, begin: int, end: int) -> bytes:
         if self._data is not None:
@@ -412,13 +428,50 @@ def check_line_counts(ref_paths: Sequence[str], hyp_paths: Sequence[str],
                 f"every file needs one line per segment")
 
 
+def streamed_line_ends(path: str, size: int) -> Optional[np.ndarray]:
+    """The line ends of a plain file of `size` bytes (as line_ends finds them in its
+    bytes), read _CHECKED_BYTES at a time and never held whole, each piece's UTF-8 and
+    lines' lengths checked as Lines and read_bytes check them; None for a file that is
+    gzip by its first bytes."""
+    kind = np.uint32 if size < 2 ** 32 else np.int64
+    found: List[np.ndarray] = []
+    start = lines = 0  # where `rest`, the part of a line not yet ended, starts
+    rest = b""
+    with _reading(path), open(path, "rb") as stream:
+        if stream.peek(2)[:2] == GZIP_MAGIC:
+            return None
+        while True:
+            piece = stream.read(_CHECKED_BYTES)
+            data = rest + piece if rest else piece
+            cut = data.rfind(b"\n") + 1 if piece else len(data)  # the whole rest at the end
+            if len(data) - cut > MAX_LINE_BYTES:
+                raise _too_long(path, lines + 1)
+            block = memoryview(data)[:cut]
+            ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n"))
+            if not piece and cut:
+                ends = np.append(ends, cut)  # a last line without a line end
+            lengths = np.diff(ends, prepend=-1) - 1
+            if len(lengths) and lengths.max() > MAX_LINE_BYTES:
+                raise _too_long(path, lines + int(np.argmax(lengths > MAX_LINE_BYTES)) + 1)
+            _decoded(path, block, lines)
+            found.append(ends.astype(kind) + kind(start))
+            start, lines, rest = start + cut, lines + len(ends), data[cut:]
+            if not piece:
+                return np.concatenate(found)
+
+
 def _lines_of(path: str) -> Lines:
-    """A file's Lines, read from disk again when needed if it is a plain file that
-    did not change while it was read whole."""
+    """A file's Lines: a plain file is read a piece at a time (streamed_line_ends) and
+    read again when needed, if it did not change while it was read; stdin and gzip,
+    read whole, are kept."""
     try:
         before = os.stat(path) if path != STDIN else None
     except (OSError, ValueError):
         before = None  # read_bytes says what is wrong
+    if before is not None and stat.S_ISREG(before.st_mode) and not path.endswith(".gz"):
+        ends = streamed_line_ends(path, before.st_size)
+        if ends is not None and _identity(os.stat(path)) == _identity(before):
+            return Lines.on_disk(path, ends, before)
     data = read_bytes(path)
     plain = before is not None and stat.S_ISREG(before.st_mode) and is_plain(path, data)
     if plain and _identity(os.stat(path)) == _identity(before):

@@ -16,7 +16,7 @@ import numpy as np
 
 from evalproto.base.errors import EvalprotoError, EvaluatorWarning
 from evalproto.base.items import Item
-from evalproto.base.narrow import RowStore
+from evalproto.base.narrow import RowStore, narrowest
 from evalproto.base.progress import QUIET, Progress
 
 CHUNK_ITEMS = 2000
@@ -49,6 +49,10 @@ class StatsSource(Protocol):
 Sender = Callable[[Sequence[Item]], Callable[[], np.ndarray]]
 """A source's `stats_later`: it takes items and returns the function that gives their
 rows."""
+ColumnsSender = Callable[[Sequence[Sequence[str]], Sequence[Sequence[str]]],
+                         Callable[[], np.ndarray]]
+"""A chunk's references and hypothesis columns (a system's each) to the function that
+gives the rows of every system's item of each segment, segment by segment."""
 
 
 @dataclass
@@ -94,8 +98,8 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
     `stripped`, or, without one, said in one warning at the end."""
     later: Optional[Sender] = getattr(source, "stats_later", None)
     if later is not None:
-        return _corpus_rows(source, later, refs, systems, progress, first_segment, label,
-                            stripped, narrow)
+        return _corpus_rows(source, lambda chunk, columns: later(_items(chunk, columns)), refs,
+                            systems, progress, first_segment, label, stripped, narrow)
     scorer = _Scorer(source)
     try:
         return _corpus_rows(source, scorer.later, refs, systems, progress, first_segment,
@@ -104,11 +108,11 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
         scorer.close()
 
 
-def _corpus_rows(source: StatsSource, send: Sender, refs: Sequence[Sequence[str]],
+def _corpus_rows(source: StatsSource, send: ColumnsSender, refs: Sequence[Sequence[str]],
                  systems: Dict[str, Sequence[str]], progress: Progress, first_segment: int,
                  label: str, stripped: Optional[Stripped], narrow: bool
                  ) -> Dict[str, np.ndarray]:
-    """corpus_rows, with `send` as the source's `stats_later`."""
+    """corpus_rows, with `send` taking each chunk's references and hypothesis columns."""
     names = list(systems)
     segments = len(refs)
     phase = progress.start(f"scoring {label}".strip(), segments * len(names))
@@ -120,16 +124,15 @@ def _corpus_rows(source: StatsSource, send: Sender, refs: Sequence[Sequence[str]
     while start < segments or in_flight:
         if start < segments:
             stop = min(start + max(1, size // len(names)), segments)
+            chunk_refs = refs[start:stop]
             columns = [systems[name][start:stop] for name in names]
-            items = [(segment_refs, column[i]) for i, segment_refs in
-                     enumerate(refs[start:stop]) for column in columns]
             try:
-                rows_when_done, start_next = send(items), stop
+                rows_when_done, start_next = send(chunk_refs, columns), stop
             except Exception as exc:  # raised in its turn; nothing more is sent
                 rows_when_done, start_next = _raising(exc), segments
             else:  # the items were good enough to be sent
                 if tally is not None:
-                    _count_stripped(tally, items, names, first_segment + start)
+                    _count_stripped(tally, chunk_refs, columns, names, first_segment + start)
             in_flight.append((start, stop, time.monotonic(), rows_when_done))
             start = start_next
             if len(in_flight) <= ahead and start < segments:
@@ -146,8 +149,9 @@ def _corpus_rows(source: StatsSource, send: Sender, refs: Sequence[Sequence[str]
         rows = rows.reshape(last - first, len(names), -1)
         if not found:
             found = {name: RowStore(segments, rows.shape[2], narrow) for name in names}
+        kind = narrowest(rows) if narrow else None  # one type for every system's rows
         for j, name in enumerate(names):
-            found[name].put(first, rows[:, j, :])
+            found[name].put(first, rows[:, j, :], kind)
         phase.advance(rows.shape[0] * len(names))
         size = _next_chunk_size(size, time.monotonic() - began)
     phase.close()
@@ -162,20 +166,30 @@ def _corpus_rows(source: StatsSource, send: Sender, refs: Sequence[Sequence[str]
     return {name: store.rows for name, store in found.items()}
 
 
+def _items(refs: Sequence[Sequence[str]], columns: Sequence[Sequence[str]]) -> List[Item]:
+    """Every system's item of each segment, segment by segment."""
+    return [(segment_refs, column[i]) for i, segment_refs in enumerate(refs)  # type: ignore[misc]
+            for column in columns]
+
+
 class _Scorer:
     """A `stats_later` for a source that has none: a thread of its own scores each
-    chunk's items in turn (with threading and a queue: concurrent.futures costs a plain
-    corpus score its import)."""
+    chunk in turn (with threading and a queue: concurrent.futures costs a plain corpus
+    score its import), by the source's stats_columns where it has one (an Evaluator:
+    no Python object per item where its kernel reads the texts)."""
 
     def __init__(self, source: StatsSource) -> None:
         self._source = source
+        self._columns = getattr(source, "stats_columns", None)
         self._chunks: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(target=self._score, name="scoring", daemon=True).start()
 
-    def later(self, items: Sequence[Item]) -> Callable[[], np.ndarray]:
-        """The function that gives the rows of `items` (or raises their failure)."""
+    def later(self, refs: Sequence[Sequence[str]], columns: Sequence[Sequence[str]]
+              ) -> Callable[[], np.ndarray]:
+        """The function that gives the rows of every system's item of each segment
+        (or raises their failure)."""
         reply: queue.SimpleQueue = queue.SimpleQueue()
-        self._chunks.put((items, reply))
+        self._chunks.put((refs, columns, reply))
 
         def rows() -> np.ndarray:
             found, failure = reply.get()
@@ -194,30 +208,13 @@ class _Scorer:
             chunk = self._chunks.get()
             if chunk is None:
                 return
-            items, reply = chunk
+            refs, columns, reply = chunk
             try:
-                reply.put((self._source.stats_many(items), None))
+                rows = (self._columns(refs, columns) if self._columns is not None
+                        else self._source.stats_many(_items(refs, columns)))
+                reply.put((rows, None))
             except BaseException as failure:  # raised where the rows are due
                 reply.put((None, failure))
-
-
-def _count_stripped(tally: Stripped, items: List[Tuple[Sequence[str], str]],
-                    names: List[str], first_segment: int) -> None:
-    """Count the segments among `items` (each segment's item of every system in turn)
-    that have a text with whitespace at an end."""
-    systems = len(names)
-    for segment in range(len(items) // systems):
-        edged = [system for system in range(systems)
-                 if _edged_item(items[segment * systems + system])]
-        if edged:
-            if not tally.count:
-                tally.first = f"segment {first_segment + segment} of {names[edged[0]]}"
-            tally.count += 1
-
-
-def _edged_item(item: Tuple[Sequence[str], str]) -> bool:
-    refs, hyp = item
-    return any(text[:1].isspace() or text[-1:].isspace() for text in (*refs, hyp))
 
 
 def _raising(failure: Exception) -> Callable[[], np.ndarray]:
@@ -227,6 +224,24 @@ def _raising(failure: Exception) -> Callable[[], np.ndarray]:
         raise failure
 
     return failed
+
+
+def _count_stripped(tally: Stripped, refs: Sequence[Sequence[str]],
+                    columns: Sequence[Sequence[str]], names: List[str],
+                    first_segment: int) -> None:
+    """Count the segments of a chunk that have a text with whitespace at an end."""
+    for segment, segment_refs in enumerate(refs):
+        edged = [system for system, column in enumerate(columns)
+                 if _edged_item((segment_refs, column[segment]))]
+        if edged:
+            if not tally.count:
+                tally.first = f"segment {first_segment + segment} of {names[edged[0]]}"
+            tally.count += 1
+
+
+def _edged_item(item: Tuple[Sequence[str], str]) -> bool:
+    refs, hyp = item
+    return any(text[:1].isspace() or text[-1:].isspace() for text in (*refs, hyp))
 
 
 def _next_chunk_size(size: int, seconds: float) -> int:
