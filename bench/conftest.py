@@ -15,7 +15,11 @@ def pytest_addoption(parser):
                      help="sentences (of 30 tokens, 50,000-word vocabulary) in the LM Zoo "
                           "predictions files of bench/test_lmzoo.py, comma-separated")
     parser.addoption("--scale", default="100000,1000000",
-                     help="segments of the --paired-bs scale runs, comma-separated")
+                     help="segments of the scale runs (bench/test_scale.py), comma-separated, "
+                          "smallest first")
+    parser.addoption("--scale-data", metavar="DIR", default=None,
+                     help="keep the scale runs' generated corpora in DIR (and take them from "
+                          "there again) instead of a temporary directory removed at the end")
     parser.addoption("--systems", metavar="DIR", default=None,
                      help="the report's load from real files: DIR holds a WMT22 language "
                           "pair (*.ref.A.* is the reference; *.hyp.* and *.ref.B.* are the "
