@@ -251,3 +251,11 @@ def test_the_kernel_paths_give_numpys_shuffled_sums(monkeypatch):
         for side in (0, 1):
             assert np.array_equal(np.concatenate([sums[pair][side] for _, sums in compiled]),
                                   np.concatenate([sums[pair][side] for _, sums in reference]))
+
+
+def test_no_segments_leave_the_kernels_out():
+    """Tables without rows (nothing to swap or draw) are tested as numpy tests them."""
+    empty = np.zeros((0, 3), np.uint8)
+    result = resampling.approximate_randomization(empty, empty, lambda sums: {"x": sums[:, 0]},
+                                                  50, 1)
+    assert result["x"].p_value == 1 / 51

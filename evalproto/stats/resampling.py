@@ -415,7 +415,7 @@ def _shuffled_sums(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int, int
     each system's swapped sums X, from which i's where swapped and j's elsewhere are
     X_i + (total_j - X_j), exactly. Otherwise by numpy's products, chunks of a multiple
     of 32 trials' swaps at a time (so that numpy continues the stream exactly)."""
-    whole = _whole_rows(systems)
+    whole = _whole_rows(systems) if len(systems[0]) else None
     if whole is not None and all(_exact_sums(rows, FLOAT64_EXACT) for rows in whole):
         yield from _shuffled_by_kernel(whole, pairs, trials, seed)
         return
