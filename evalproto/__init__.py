@@ -62,6 +62,7 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "format_lm_text": ("evalproto.reports.lm", "format_text"),
     "format_lm_comparison": ("evalproto.reports.lm", "format_comparison_text"),
     "write_output": ("evalproto.base.outputs", "write_output"),
+    "check_outputs": ("evalproto.base.outputs", "check_outputs"),
     "parse_number": ("evalproto.base.numerals", "parse_number"),
     # errors
     **{name: ("evalproto.base.errors", name) for name in (

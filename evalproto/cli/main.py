@@ -34,6 +34,7 @@ from evalproto.cli.options import (
     seed_option,
     systems_option,
     timeout_option,
+    writes,
 )
 from evalproto.cli.progress import TerminalProgress
 
@@ -146,6 +147,7 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
 @analysis_options
 @click.pass_context
 @reports_errors
+@writes(["output"], reads=["files", "inputs", "groups_path"])
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
                  timeout: Optional[float], jobs: int, sentence_level: bool, score_only: bool,
@@ -189,6 +191,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
 @scheduler_option
 @click.pass_context
 @reports_errors
+@writes(["output"], reads=["files"])
 def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
           evaluators: Tuple[str, ...], timeout: Optional[float], jobs: int, output: str,
           system: Optional[str], first_id: int, scheduler: Optional[str]) -> None:
@@ -214,6 +217,7 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
 @score_only_option
 @analysis_options
 @reports_errors
+@writes(["output"], reads=["files", "groups_path"])
 def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optional[float],
            partial: bool, score_only: bool, groups_path: Optional[str], output_format: str,
            width: int, output: str, **analysis_flags: Any) -> None:
@@ -278,6 +282,8 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
               help="Also write every figure of the page as JSON.")
 @click.pass_context
 @reports_errors
+@writes(["output", "latex_path", "json_path"],
+        reads=["files", "inputs", "source_path", "groups_path", "freq_corpus"])
 def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
            from_stats: bool, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
            timeout: Optional[float], jobs: int, names: Optional[str], data_format: str,
@@ -345,6 +351,7 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
 @click.option("-o", "--output", required=True, metavar="FILE",
               help="The stats file to write (atomically); '-' for standard output.")
 @reports_errors
+@writes(["output"], reads=["file"])
 def import_scores(file: str, metric: str, system: str, signature: str, field: Optional[str],
                   lower_is_better: bool, nrefs: int, output: str) -> None:
     """Turn segment scores computed elsewhere (COMET, BLEURT, MetricX, human judgements)
@@ -416,6 +423,7 @@ def zoo_reading(command: Any) -> Any:
 @output_option
 @scheduler_option
 @reports_errors
+@writes(["output"], reads=["logs", "spec", "unkify", "tokenize", "text"])
 def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
              reranker: Optional[Tuple[float, float]], by: Optional[str],
              skip_first_token: bool, log_base: str, candidates: int, spec: Optional[str],
@@ -453,6 +461,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
               default="text", show_default=True)
 @output_option
 @reports_errors
+@writes(["output"], reads=["baseline", "other"])
 def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optional[int],
                reranker: Optional[Tuple[float, float]], log_base: str, candidates: int,
                output_format: str, output: str) -> None:

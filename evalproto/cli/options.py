@@ -133,6 +133,28 @@ def reports_errors(command: Callable) -> Callable:
     return run
 
 
+def writes(outputs: Sequence[str], reads: Sequence[str]) -> Callable[[Callable], Callable]:
+    """Refuse, before any work, an output (the parameters named in `outputs`) that is one
+    of the files the command reads (the parameters named in `reads`): `-o hyp` would
+    replace the hypotheses with their scores. Goes below @reports_errors."""
+    def decorate(command: Callable) -> Callable:
+        @wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            read = [path for name in reads for word in _words(kwargs.get(name))
+                    for path in (word, word.partition("=")[2]) if path]
+            evalproto.check_outputs([kwargs.get(name) for name in outputs], read)
+            return command(*args, **kwargs)
+        return run
+    return decorate
+
+
+def _words(value: Any) -> List[str]:
+    """A parameter's paths: none, one, or several."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
 def apply(options: Sequence[Callable], command: Callable) -> Callable:
     for option in reversed(options):
         command = option(command)
