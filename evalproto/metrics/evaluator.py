@@ -245,7 +245,8 @@ class Evaluator(ABC):
         if broken is not None:
             raise ValueError(f"not a possible sum of {self.name} statistics: it breaks "
                              f"{broken[1]}")
-        scores = np.array([self.score(vector) for vector in vectors], dtype=np.float64)
+        # float32 resamples keep float32 scores: sacrebleu averages them so
+        scores = np.array([self.score(vector) for vector in vectors])
         infinite = np.flatnonzero(~np.isfinite(scores))
         if len(infinite):  # as over the protocol: no score is a NaN or an infinity
             first = int(infinite[0])
