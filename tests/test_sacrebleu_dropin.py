@@ -274,6 +274,12 @@ CASES = [
     Case("no-systems", f"{A} -i"),
     Case("origlang-without-test-set", f"{A} -i {LT22} -ol de", stderr=False),
     Case("detail-without-test-set", f"{A} -i {LT22} -d -m bleu chrf"),
+    # sacrebleu crashes on -w -1 only when it formats a score: every check before comes
+    # first, in its words and with its exit code
+    Case("length-mismatch-before-width", f"{A} -i multilingual.hyp -w -1"),
+    Case("bad-nr-line-before-width", f"{{ragged_tsv}} -nr 2 -i {LT22} -w -1"),
+    Case("paired-ar-one-system-before-width", f"{A} -i {LT22} --paired-ar -w -1"),
+    Case("sentence-level-confidence-before-width", f"{A} -i {LT22} -sl --confidence -w -1"),
     # test sets from sacrebleu's cache
     Case("test-set", f"{WMT19} -i {{hyp40}} -m bleu chrf -f text"),
     Case("test-set-stdin-paired", f"{WMT19} -m bleu -pbs -pbsn 50 -f text", stdin="hyp40"),

@@ -24,6 +24,7 @@ from evalproto.sources.pool import open_source
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import IN_PROCESS, MetricSpec
 from evalproto.stats.reductions import Analysis, analyse
+from evalproto.stats.resampling import checked_total
 from evalproto.stats.table import StatsTable
 
 
@@ -106,6 +107,10 @@ def stats_tables(stack: ExitStack, paths: Sequence[str], evaluators: Sequence[st
                     f"not be comparable")
             for stats_file in batch:
                 _check_rows(source, stats_file, number)
+            for system in first.systems:  # an overflowing sum is said with its files
+                files_of = ", ".join(part.path for part in batch if part.system == system)
+                checked_total(stats.systems[system][number], metric.stat_names,
+                              f"{files_of}: system {system!r}, {metric.spec}")
             tables.append(StatsTable(metric.spec, source, {
                 system: stats.systems[system][number] for system in first.systems},
                 first.ids, tags, nrefs=stats.nrefs))

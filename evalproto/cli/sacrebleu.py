@@ -430,6 +430,7 @@ class Score:
     def format(self, width: int, score_only: bool = False, signature: str = "",
                as_json: bool = False) -> str:
         """One score as sacrebleu's Score.format writes it."""
+        width = decimals(width)
         fields: Dict[str, Any] = {"name": self.name, "score": float(f"{self.score:.{width}f}"),
                                   "signature": signature}
         text = f"{self.score:.{width}f}"
@@ -494,6 +495,7 @@ def print_results_table(out: Output, columns: Dict[str, List[Cell]],
                         signatures: Dict[str, str], args: argparse.Namespace) -> None:
     """Several systems: a JSON list, or a table (text or LaTeX) with, for paired tests,
     sacrebleu's explanation, then the signatures."""
+    decimals(args.width)
     if args.format == "json":
         names = columns["System"]
         rows = [{"system": name, **{metric: cells[i] if isinstance(cells[i], str)
@@ -719,17 +721,29 @@ def run(argv: Sequence[str]) -> int:
         out.close()
 
 
-def check_values(args: argparse.Namespace) -> None:
-    """Values that sacrebleu takes and then crashes on (with a traceback, exit 1): the
-    same exit, with a message that says what was expected."""
-    try:
-        codecs.lookup(args.encoding)
-    except LookupError:
-        raise fail(f"--encoding {args.encoding}: unknown encoding") from None
+# Values that sacrebleu takes and then crashes on (with a traceback, exit 1) give the
+# same exit with a message that says what was expected, each where sacrebleu would
+# crash, so that every check sacrebleu makes before it comes first.
+
+def check_langpair(args: argparse.Namespace) -> None:
+    """-l without a dash (sacrebleu splits it for BLEU's target language)."""
     if args.langpair is not None and "-" not in args.langpair:
         raise fail(f"-l {args.langpair}: a language pair is SOURCE-TARGET, e.g. de-en")
-    if args.width < 0:
-        raise fail(f"-w {args.width}: the width is a number of decimals, 0 or more")
+
+
+def check_encoding(encoding: str) -> None:
+    """--encoding of no codec (sacrebleu opens the first reference with it)."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise fail(f"--encoding {encoding}: unknown encoding") from None
+
+
+def decimals(width: int) -> int:
+    """-w as a number of decimals (sacrebleu formats its first score with it)."""
+    if width < 0:
+        raise fail(f"-w {width}: the width is a number of decimals, 0 or more")
+    return width
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -761,7 +775,7 @@ def evaluate(args: argparse.Namespace, out: Output) -> None:
     check_test_sets(args)
     if args.echo:
         return echo_test_sets(args, out)
-    check_values(args)
+    check_langpair(args)
     inputs = read_inputs(args)
     check_modes(args, len(inputs.systems))
     systems, refs = select_segments(inputs, args)
@@ -810,6 +824,7 @@ def read_inputs(args: argparse.Namespace) -> Inputs:
             if not files:
                 LOG.warning(f"No references found for test set {test_set}/{args.langpair}.")
             ref_files.append(files)
+    check_encoding(args.encoding)
     refs = read_references(ref_files, args.num_refs, args.encoding)
     if args.input is None:
         systems = read_stdin_systems(args.encoding)
@@ -1069,7 +1084,7 @@ def print_subset_results(metrics: Dict[str, Metric], hyps: List[str], refs: List
                          args: argparse.Namespace, out: Output) -> None:
     """-d: scores on each original language and domain of a test set."""
     utils = _sacrebleu("utils")
-    width = args.width
+    width = decimals(args.width)
     origlangs = args.origlang if args.origlang else utils.get_available_origlangs(
         args.test_set, args.langpair)
     if len(origlangs) == 0:

@@ -169,15 +169,27 @@ def read_stats(path: str) -> StatsFile:
         ids.append(segment)
         rows.append(row)
     if len(ids) != segments or bounds != ([ids[0], ids[-1]] if ids else []):
-        held = f" (ids {ids[0]} to {ids[-1]})" if ids else ""
-        raise InputError(
-            f"{path}: the file is incomplete: its header announces {segments} segments "
-            f"(ids {' to '.join(map(str, bounds)) or 'none'}), but it holds "
-            f"{len(ids)}{held}; was it cut short?")
+        raise InputError(f"{path}: {_unlike_header(segments, bounds, ids)}")
     table = np.array(rows, dtype=np.float64).reshape(len(rows), len(columns) - 1)
     bounds_of = np.cumsum([0] + [len(metric.stat_names) for metric in metrics])
     return StatsFile(path, system, nrefs, metrics, ids,
                      [table[:, start:end] for start, end in zip(bounds_of[:-1], bounds_of[1:])])
+
+
+def _unlike_header(segments: int, bounds: List[str], ids: List[str]) -> str:
+    """What differs between a stats file's lines and its header, in words."""
+    announced = (f"its header announces {segments} segments (ids "
+                 f"{' to '.join(map(str, bounds)) or 'none'})")
+    held = f" (ids {ids[0]} to {ids[-1]})" if ids else ""
+    if len(ids) < segments:
+        return (f"the file is incomplete: {announced}, but it holds {len(ids)}{held}; was it "
+                f"cut short?")
+    if len(ids) > segments:
+        return (f"{announced}, but it holds {len(ids)}{held}: lines were added after it was "
+                f"written")
+    return (f"{announced}, but its lines run from id {ids[0]} to {ids[-1]}: they are not in "
+            f"the order the file was written in (were they sorted?), or their ids were "
+            f"changed")
 
 
 # -- merging ----------------------------------------------------------------------------
@@ -221,9 +233,9 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
                                    ("nrefs", first.nrefs, other.nrefs)):
             if mine != theirs:
                 raise InputError(
-                    f"stats files disagree on {what}: {first.path} has {_describe(mine)} but "
-                    f"{other.path} has {_describe(theirs)}; only shards of the same metrics "
-                    f"with the same signatures can be reduced together")
+                    f"stats files disagree on {what}: "
+                    f"{_difference(first.path, mine, other.path, theirs)}; only shards of the "
+                    f"same metrics with the same signatures can be reduced together")
     by_system: Dict[str, Dict[str, str]] = {}  # system -> segment id -> its file
     for stats_file in files:
         found = by_system.setdefault(stats_file.system, {})
@@ -267,7 +279,25 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
     return MergedStats(first.nrefs, first.metrics, ids, systems)
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, list):
-        return "; ".join(f"{metric.spec!r} ({metric.signature})" for metric in value)
+def _difference(path: str, mine: Any, other_path: str, theirs: Any) -> str:
+    """The first thing two stats files' headers say differently, in words."""
+    if not isinstance(mine, list):
+        return f"{path} has {mine!r} but {other_path} has {theirs!r}"
+    if len(mine) != len(theirs):
+        return (f"{path} holds {len(mine)} metrics ({', '.join(m.spec for m in mine)}) but "
+                f"{other_path} holds {len(theirs)} ({', '.join(m.spec for m in theirs)})")
+    for ours, their in zip(mine, theirs):
+        for field in ("spec", "kind", "signature", "stat_names", "higher_is_better"):
+            a, b = getattr(ours, field), getattr(their, field)
+            if a != b:
+                return (f"{path} has {ours.spec!r} with {field} {_shown(a)} but {other_path} "
+                        f"has {their.spec!r} with {field} {_shown(b)}")
+    return f"{path} and {other_path}"  # not reached: the lists differ
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return " ".join(value)
     return repr(value)

@@ -77,13 +77,21 @@ def column_sums(rows: np.ndarray) -> np.ndarray:
 
 
 def checked_total(rows: np.ndarray, stat_names: Sequence[str], what: str) -> np.ndarray:
-    """`column_sums`, refusing a sum that overflows a double (rows of 1e308 each): no
-    score can be computed from it, and it must not become one."""
-    with np.errstate(over="ignore"):  # an overflow is reported below, as an error
+    """`column_sums`, refusing rows that hold a statistic that is not a finite number
+    (named by its row) and a sum that overflows a double (rows of 1e308 each): no score
+    can be computed from either, and neither must become one."""
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below, as an error
         total = column_sums(rows)
-    overflowed = np.flatnonzero(~np.isfinite(total))
-    if len(overflowed):
-        name = stat_names[overflowed[0]] if overflowed[0] < len(stat_names) else "a statistic"
+    broken = np.flatnonzero(~np.isfinite(total))
+    if len(broken):
+        column = int(broken[0])
+        name = stat_names[column] if column < len(stat_names) else "a statistic"
+        found = np.flatnonzero(~np.isfinite(rows[:, column]))
+        if len(found):
+            row = int(found[0])
+            raise EvalprotoError(f"{what}: row {row + 1}: the statistic {name} is "
+                                 f"{rows[row, column]}, not a finite number; statistics are "
+                                 f"finite numbers")
         raise EvalprotoError(f"{what}: the statistic {name} adds up beyond the largest "
                              f"number a double holds; no score can be computed")
     return total
