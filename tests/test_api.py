@@ -107,6 +107,15 @@ def test_a_summed_vector_is_scored_as_given_and_a_bad_shape_is_explained():
             metric.score_stats(bad)
 
 
+def test_statistics_that_are_not_numbers_are_named_by_their_row():
+    """NaN was said to 'add up beyond the largest number a double holds'."""
+    rows = np.ones((3, 10))
+    rows[1, 4] = np.nan
+    with pytest.raises(evalproto.EvalprotoError, match="row 2: the statistic correct_3 is nan, "
+                                                       "not a finite number"):
+        evalproto.load("bleu").score_stats(rows)
+
+
 def test_every_function_that_asks_for_metrics_takes_their_names(tmp_path):
     """report_corpus(corpus, ["bleu", "chrf"]) raised AttributeError: 'str' object has no
     attribute 'build', while compare() took names."""

@@ -84,6 +84,30 @@ def test_files_of_different_signatures_are_refused(tmp_path):
     assert "only shards of the same metrics with the same signatures" in result.output
 
 
+def test_files_that_differ_in_one_field_say_which(tmp_path):
+    """Only higher_is_better differs: the message showed the same signature twice."""
+    first, second, _ = shard(tmp_path, DE_EN_HYP)
+    text = Path(second).read_text().replace('"higher_is_better": true',
+                                            '"higher_is_better": false')
+    Path(second).write_text(text)
+    result = run_cli("reduce", first, second)
+    assert result.exit_code == 1
+    assert (f"stats files disagree on metrics: {first} has 'bleu' with higher_is_better true "
+            f"but {second} has 'bleu' with higher_is_better false") in result.output
+
+
+def test_a_sum_beyond_a_double_names_the_files(tmp_path):
+    files = shard(tmp_path, DE_EN_HYP)
+    for path in files:
+        lines = Path(path).read_text().splitlines(True)
+        Path(path).write_text("".join(lines[:2] + [
+            line.split("\t", 1)[0] + "\t1e308" * 10 + "\n" for line in lines[2:]]))
+    result = run_cli("reduce", *files)
+    assert result.exit_code == 1
+    assert (f"Error: {', '.join(files)}: system 'system', bleu: the statistic hyp_len adds up "
+            f"beyond the largest number a double holds") in result.output
+
+
 def test_overlapping_shards_are_refused(tmp_path):
     files = shard(tmp_path, DE_EN_HYP)
     result = run_cli("reduce", files[0], files[0], files[1])
@@ -122,6 +146,13 @@ def test_the_format_is_plain_tab_separated_text(tmp_path):
     (lambda text: text.replace("\n1\t", "\n1\tx"), "line 3: number 1 is not a finite number"),
     (lambda text: text.replace("\tcorrect_1", "\tcorrect_one"),
      "line 2: expected the column names"),
+    # its rows reversed: not cut short (it was called so), but out of order
+    (lambda text: "".join(text.splitlines(True)[:2] + text.splitlines(True)[2:][::-1]),
+     "its header announces 50 segments (ids 1 to 50), but its lines run from id 50 to 1: "
+     "they are not in the order the file was written in"),
+    (lambda text: text + text.splitlines(True)[-1].replace("50\t", "51\t", 1),
+     "its header announces 50 segments (ids 1 to 50), but it holds 51 (ids 1 to 51): lines "
+     "were added after it was written"),
 ])
 def test_damaged_stats_files_are_named(tmp_path, damage, message):
     (path, *_) = shard(tmp_path, DE_EN_HYP)
