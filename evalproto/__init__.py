@@ -50,6 +50,7 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "Corpus": ("evalproto.readers.text", "Corpus"),
     "read_corpus": ("evalproto.readers.text", "read_corpus"),
     "check_inputs": ("evalproto.readers.text", "check_inputs"),
+    "stdin_columns": ("evalproto.readers.text", "stdin_columns"),
     "read_groups": ("evalproto.readers.groups", "read_groups"),
     "DATA_FORMATS": ("evalproto.readers.datasets", "FORMATS"),
     # outputs

@@ -349,6 +349,25 @@ def into_closed_pipe(*args: str) -> subprocess.CompletedProcess:
         os.close(writer)
 
 
+def test_tab_separated_standard_input_is_one_system_per_column_as_in_sacrebleu():
+    """`paste sys1 sys2 | evalproto corpus-score REF -` scored each joined line as one
+    system, silently."""
+    from sacrebleu.metrics import BLEU as SacreBLEU
+
+    ref, one, two = (read_lines(path) for path in (DE_EN_REFS[0], DE_EN_HYP, DE_EN_HYP2))
+    pasted = "".join(f"{a}\t{b}\n" for a, b in zip(one, two))
+    rows = json_rows(run_cli("corpus-score", DE_EN_REFS[0], "-", "-f", "json",
+                             input=pasted).output)
+    assert [(row["system"], row["score"]) for row in rows] == [
+        ("System 1", SacreBLEU().corpus_score(one, [ref]).score),
+        ("System 2", SacreBLEU().corpus_score(two, [ref]).score)]
+    ragged = pasted.replace("\t", " ", 1)  # line 1 holds one field, the others two
+    result = run_cli("corpus-score", DE_EN_REFS[0], "-", input=ragged)
+    assert result.exit_code == 1
+    assert ("standard input: line 2: 2 tab-separated fields, but line 1 has 1: standard input "
+            "holds one system per tab-separated column, as sacrebleu reads it") in result.output
+
+
 @pytest.mark.parametrize("args", [
     ["list"], ["--help"], ["corpus-score", "--help"],
     ["corpus-score", *DE_EN_REFS, DE_EN_HYP, "-sl"],

@@ -662,17 +662,14 @@ def read_stdin_systems(encoding: str) -> List[List[str]]:
     tells how many (and, as in sacrebleu, its fields keep their trailing spaces)."""
     stream = io.TextIOWrapper(sys.stdin.buffer, encoding=encoding)
     try:
-        systems = [[field] for field in stream.readline().rstrip().split("\t")]
-        for line in stream:
-            fields = line.rstrip().split("\t")
-            if len(fields) != len(systems):
-                raise fail("FATAL: the number of tab-delimited fields in the input stream "
-                           "differ across lines.", code=17)
-            for system, sentence in zip(systems, fields):
-                system.append(sentence.rstrip())
+        lines = [line.rstrip() for line in stream] or [""]
     finally:
         stream.detach()
-    return systems
+    try:
+        return evalproto.stdin_columns(lines)
+    except evalproto.InputError:
+        raise fail("FATAL: the number of tab-delimited fields in the input stream "
+                   "differ across lines.", code=17) from None
 
 
 def read_file_systems(paths: List[str], encoding: str,

@@ -448,5 +448,29 @@ def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str],
     phase.close()
     check_line_counts(ref_paths, hyp_paths, {path: len(lines) for path, lines in columns.items()})
     refs = SegmentReferences([columns[path] for path in ref_paths])
-    return Corpus(refs, {path: columns[path] for path in hyp_paths},
-                  SegmentNumbers(len(refs)))
+    systems: Dict[str, Sequence[str]] = {}
+    for path in hyp_paths:
+        found = stdin_columns(columns[path]) if path == STDIN else [columns[path]]
+        if len(found) == 1:
+            systems[path] = columns[path]
+        else:  # named as sacrebleu names them
+            systems.update({f"System {number}": column
+                            for number, column in enumerate(found, 1)})
+    return Corpus(refs, systems, SegmentNumbers(len(refs)))
+
+
+def stdin_columns(lines: Sequence[str]) -> List[List[str]]:
+    """Standard input's systems as sacrebleu reads them: one per tab-separated field
+    of the first line (its fields keep their trailing whitespace, later lines' lose
+    it, as in sacrebleu). A later line with another number of fields, a tab in a
+    one-system input among them, is an InputError naming it."""
+    columns: List[List[str]] = [[field] for field in lines[0].split("\t")] if lines else [[]]
+    for number, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != len(columns):
+            raise InputError(f"standard input: line {number}: {len(fields)} tab-separated "
+                             f"fields, but line 1 has {len(columns)}: standard input holds "
+                             f"one system per tab-separated column, as sacrebleu reads it")
+        for column, field in zip(columns, fields):
+            column.append(field.rstrip())
+    return columns
