@@ -37,6 +37,8 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "ReportOptions": ("evalproto.reports.report", "ReportOptions"),
     "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),
     "CountsEvaluator": ("evalproto.metrics.evaluator", "CountsEvaluator"),
+    "Signature": ("evalproto.metrics.signature", "Signature"),
+    "SIGNATURE_SHORT_KEYS": ("evalproto.metrics.signature", "SHORT_KEYS"),
     "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),
     "MetricSpec": ("evalproto.sources.specs", "MetricSpec"),
     "DEFAULT_TIMEOUT": ("evalproto.sources.process", "DEFAULT_TIMEOUT"),

@@ -103,6 +103,19 @@ def test_options_are_declared_once_for_script_and_spec(custom):
     assert "Share of reference words" in help_text
 
 
+def test_the_default_signature_names_the_metric_and_its_options(custom):
+    """The README's WordRecall signed alike with and without --lowercase, and did not
+    name the metric; the hook (signature_fields) still has the last word."""
+    path, overriding = custom
+    default = type("WordRecall", (overriding,), {"signature_fields": Evaluator.signature_fields})
+    assert default().signature().startswith("metric:word-recall|lowercase:no|version:")
+    for built in (default(lowercase=True), default(True), default.from_args(["--lowercase"]),
+                  default.from_options(lowercase=True),
+                  default.from_args(["--lowercase"]).with_changes()):
+        assert built.signature().startswith("metric:word-recall|lowercase:yes|version:")
+    assert overriding(True).signature().startswith("case:lc|version:")
+
+
 def test_stats_of_the_wrong_length_are_an_error_not_a_number():
     class Broken(Evaluator):
         name = "broken"

@@ -286,9 +286,6 @@ class Output:
 
 # -- metrics ----------------------------------------------------------------------------
 
-SHORT_KEYS = {"version": "v", "nrefs": "#", "bs": "bs", "ar": "ar", "seed": "rs",
-              "case": "c", "eff": "e", "tok": "tok", "smooth": "s", "nc": "nc", "nw": "nw",
-              "space": "s"}
 TER_SHORT_KEYS = {"case": "c", "tok": "t", "norm": "nr", "punct": "pn", "asian": "as"}
 SIGNATURE_KEYS = {"BLEU": ("case", "eff", "tok", "smooth"),
                   "CHRF": ("case", "eff", "nc", "nw", "space"),
@@ -343,20 +340,16 @@ class Metric:
     def signature(self, short: bool, resampled: Optional[Resampling] = None) -> str:
         """sacrebleu's signature: nrefs, resampling, the metric's settings, version."""
         settings = self.metric.source.signature_fields()
-        fields: List[Tuple[str, Any]] = [("nrefs", self.nrefs)]
-        fields += [(key, value) for key, value in vars(resampled or Resampling()).items()
-                   if value is not None]
-        fields += [(key, settings[key]) for key in SIGNATURE_KEYS[self.key]]
-        fields.append(("version", VERSION))
-        abbreviations = {**SHORT_KEYS, **(TER_SHORT_KEYS if self.key == "TER" else {})}
-        return "|".join(f"{abbreviations[key] if short else key}:{_yes_no(value)}"
-                        for key, value in fields)
-
-
-def _yes_no(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+        signature = evalproto.Signature.of(
+            [("nrefs", self.nrefs)],
+            [(key, value) for key, value in vars(resampled or Resampling()).items()
+             if value is not None],
+            [(key, settings[key]) for key in SIGNATURE_KEYS[self.key]],
+            [("version", VERSION)])
+        if not short:
+            return signature.text()
+        return signature.text({**evalproto.SIGNATURE_SHORT_KEYS,
+                               **(TER_SHORT_KEYS if self.key == "TER" else {})})
 
 
 def make_metrics(args: argparse.Namespace, nrefs: int) -> Dict[str, Metric]:

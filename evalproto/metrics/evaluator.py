@@ -8,6 +8,8 @@ grouped, because all of those only ever sum its rows and call `score`.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
 from abc import ABC, abstractmethod
 from functools import lru_cache
@@ -19,6 +21,7 @@ import numpy as np
 from evalproto.base.errors import EvaluatorError, SpecError
 from evalproto.base.items import Item, checked_item, checked_items
 from evalproto.base.version import __version__
+from evalproto.metrics.signature import Signature
 from evalproto.wire.protocol import PROTOCOL_VERSION, RequestError
 from evalproto.wire.server import console_command
 
@@ -26,13 +29,6 @@ REFERENCE_CACHE_SIZE = 1024
 """How many reference sets an evaluator keeps preprocessed. Scoring goes segment by
 segment across systems, and tuners send a segment's n-best list together, so the same
 references come back to back and a small cache gets every hit at little memory."""
-
-
-def signature_value(value: Any) -> str:
-    """Booleans as sacrebleu writes them in signatures."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
 
 
 class Evaluator(ABC):
@@ -114,14 +110,27 @@ class Evaluator(ABC):
         return []
 
     def signature_fields(self) -> Dict[str, Any]:
-        """The settings that make two scores comparable, in signature order."""
-        return {}
+        """The settings that make two scores comparable, in signature order. By default
+        the metric's name and the value of each declared option it was built with
+        (`metric:word-recall|lowercase:yes`); a metric whose scores depend on anything
+        else, or that writes its settings as sacrebleu does, says so here."""
+        given = self.__dict__.get("_options_given", {})
+        return {"metric": self.name, **{param.name: given[param.name]
+                                        for param in type(self).options
+                                        if param.name in given}}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every subclass's __init__ records the options it was called with (defaults
+        included), for the default signature, however the evaluator is built."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            cls.__init__ = _recording_options(cls.__init__)  # type: ignore[method-assign]
 
     def signature(self) -> str:
         """A sacrebleu-style signature, `key:value|...|version:evalproto-X`; reports put
         the data's part (`nrefs`, resampling) in front."""
-        fields = {**self.signature_fields(), "version": f"evalproto-{__version__}"}
-        return "|".join(f"{key}:{signature_value(value)}" for key, value in fields.items())
+        return str(Signature.of(self.signature_fields(),
+                                {"version": f"evalproto-{__version__}"}))
 
     @classmethod
     def describe(cls) -> str:
@@ -320,6 +329,26 @@ class Evaluator(ABC):
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:
         """Console-script entry point: serve this evaluator over stdin/stdout."""
         console_command(cls).main(args=argv, prog_name=f"{cls.name}-evaluator")
+
+
+def _recording_options(init: Any) -> Any:
+    """`init`, recording its arguments by name before it runs (the outermost call of a
+    chain of super().__init__ calls records them: the class the caller built)."""
+    parameters = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recording(self: Evaluator, *args: Any, **kwargs: Any) -> None:
+        if "_options_given" not in self.__dict__:
+            try:
+                bound = parameters.bind(self, *args, **kwargs)
+            except TypeError:
+                bound = None  # init itself raises the error that explains
+            if bound is not None:
+                bound.apply_defaults()
+                self._options_given = dict(list(bound.arguments.items())[1:])
+        init(self, *args, **kwargs)
+
+    return recording
 
 
 class CountsEvaluator(Evaluator):

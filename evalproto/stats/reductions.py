@@ -15,6 +15,7 @@ import numpy as np
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import plain_data
 from evalproto.base.progress import QUIET, Progress
+from evalproto.metrics.signature import Signature
 from evalproto.stats.resampling import (
     DEFAULT_SEED,
     Figures,
@@ -70,14 +71,14 @@ class Analysis:
 
     def signature_prefix(self, nrefs: int | str) -> str:
         """The data's part of a signature, in sacrebleu's order: nrefs, bs, ar, seed."""
-        fields = [f"nrefs:{nrefs}"]
+        fields: List[Tuple[str, Any]] = [("nrefs", nrefs)]
         if self.bootstrap_n:
-            fields.append(f"bs:{self.bootstrap_n}")
+            fields.append(("bs", self.bootstrap_n))
         if self.paired == "ar":
-            fields.append(f"ar:{self.paired_n}")
+            fields.append(("ar", self.paired_n))
         if self.bootstrap_n or self.paired in ("bs", "ar"):
-            fields.append(f"seed:{str(self.seed).lower()}")
-        return "|".join(fields)
+            fields.append(("seed", str(self.seed).lower()))
+        return str(Signature.of(fields))
 
 
 @dataclass
