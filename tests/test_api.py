@@ -162,6 +162,24 @@ def test_compare_takes_a_list_of_systems_and_loaded_metrics():
     assert "system 2" in str(comparison)
 
 
+def test_to_pandas_marks_every_missing_figure_alike():
+    """group was None in one frame and NaN in another; mean and ci floats in one and
+    None in another."""
+    frames = [evalproto.compare({"A": HYPS[:20], "B": OTHER[:20]}, REFS[:20], **options
+                                ).to_pandas()
+              for options in ({}, {"confidence": 10, "groups": [["x"]] * 10 + [[]] * 10},
+                              {"paired": "bs", "paired_n": 10})]
+    for frame in frames:
+        for column in ("score", "mean", "ci", "p_value"):
+            assert frame[column].dtype == np.float64, column
+        assert not [value for column in ("group", "mean", "ci", "p_value")
+                    for value in frame[column] if value is None]  # NaN marks them all
+    assert frames[0]["group"].isna().all() and frames[0]["mean"].isna().all()
+    assert frames[1]["group"].tolist()[2:] == ["x", "x"]
+    assert frames[1]["group"].isna().tolist() == [True, True, False, False]
+    assert frames[2]["p_value"].isna().tolist() == [True, False]
+
+
 def test_to_pandas_says_how_to_install_pandas(monkeypatch):
     comparison = evalproto.compare([HYPS[:5]], REFS[:5])
     monkeypatch.setitem(sys.modules, "pandas", None)

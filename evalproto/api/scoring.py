@@ -359,7 +359,8 @@ class Comparison:
 
     def to_pandas(self) -> Any:
         """One row per (system, metric[, group]): score, mean, ci, p_value, n, signature,
-        baseline. pandas is an optional extra: pip install 'evalproto[pandas]'."""
+        baseline; a figure that is not there (no group, no interval) is NaN. pandas is
+        an optional extra: pip install 'evalproto[pandas]'."""
         try:
             import pandas
         except ImportError:
@@ -367,8 +368,13 @@ class Comparison:
                               "pip install 'evalproto[pandas]'") from None
         columns = ["system", "metric", "group", "score", "mean", "ci", "p_value", "n",
                    "signature", "baseline"]
-        return pandas.DataFrame([{column: getattr(result, column) for column in columns}
-                                 for result in self.results], columns=columns)
+        frame = pandas.DataFrame([{column: getattr(result, column) for column in columns}
+                                  for result in self.results], columns=columns)
+        # One mark of a missing value, NaN, whatever the column and the pandas version
+        # (an all-None column stayed None, a str column turned None into NaN).
+        frame = frame.astype({"score": float, "mean": float, "ci": float, "p_value": float})
+        frame["group"] = frame["group"].astype(object).where(frame["group"].notna(), np.nan)
+        return frame
 
     def __str__(self) -> str:
         if self.segments:
