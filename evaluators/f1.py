@@ -33,7 +33,7 @@ class MacroF1(Evaluator):
         names = [label.strip() for label in labels.split(",")] if isinstance(labels, str) \
             else list(labels)
         if not all(names) or len(set(names)) != len(names):
-            raise SetupError(f"--labels needs distinct, non-empty labels, got {labels!r}")
+            raise SetupError(f"the labels must be distinct and non-empty, got {labels!r}")
         self.labels = names
         self._index = {label: i for i, label in enumerate(names)}
         self.stat_names = tuple(f"{label}_{count}" for label in names

@@ -68,7 +68,7 @@ def test_shards_of_an_external_evaluator_reduce_with_the_command_the_user_names(
     refused = run_cli("reduce", *files)
     assert refused.exit_code == 2
     assert "evalproto runs no command named in data" in refused.output
-    assert f"evalproto reduce -e {script('bleu-evaluator')} ..." in refused.output
+    assert f"name the command yourself in --evaluator: {script('bleu-evaluator')}" in refused.output
     (reduced,) = json_rows(run_cli("reduce", *files, "-e", script("bleu-evaluator"),
                                    "-f", "json").output)
     (expected,) = whole(DE_EN_HYP)
@@ -215,7 +215,7 @@ def test_a_command_in_a_stats_file_is_never_run(tmp_path):
     Path(path).write_text(text.replace(json.dumps(script("bleu-evaluator")),
                                        json.dumps(f"touch {planted}"), 1))
     result = run_cli("reduce", path, "--partial")
-    assert result.exit_code == 2 and f"evalproto reduce -e 'touch {planted}'" in result.output
+    assert result.exit_code == 2 and f"yourself in --evaluator: 'touch {planted}'" in result.output
     assert not planted.exists()
 
 

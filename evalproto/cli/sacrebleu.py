@@ -40,6 +40,7 @@ import numpy as np
 from tabulate import tabulate
 
 import evalproto
+from evalproto.api import commandline as api
 from evalproto.cli.metric_flags import options_for
 
 
@@ -340,7 +341,7 @@ class Metric:
     def signature(self, short: bool, resampled: Optional[Resampling] = None) -> str:
         """sacrebleu's signature: nrefs, resampling, the metric's settings, version."""
         settings = self.metric.source.signature_fields()
-        signature = evalproto.Signature.of(
+        signature = api.Signature.of(
             [("nrefs", self.nrefs)],
             [(key, value) for key, value in vars(resampled or Resampling()).items()
              if value is not None],
@@ -348,7 +349,7 @@ class Metric:
             [("version", VERSION)])
         if not short:
             return signature.text()
-        return signature.text({**evalproto.SIGNATURE_SHORT_KEYS,
+        return signature.text({**api.SIGNATURE_SHORT_KEYS,
                                **(TER_SHORT_KEYS if self.key == "TER" else {})})
 
 
@@ -368,7 +369,7 @@ def metric_spec(metric: str, args: argparse.Namespace, **settled: Any) -> str:
     """The evalproto spec of one of sacrebleu's metrics: its options as sacrebleu's
     arguments give them (evalproto.cli.metric_flags), with the values `settled` here
     (by argparse destination) in place of the arguments'."""
-    return evalproto.with_options(metric, options_for(metric, {**vars(args), **settled}))
+    return api.with_options(metric, options_for(metric, {**vars(args), **settled}))
 
 
 def make_bleu(args: argparse.Namespace, sentence_level: bool) -> Metric:
@@ -659,7 +660,7 @@ def read_stdin_systems(encoding: str) -> List[List[str]]:
     finally:
         stream.detach()
     try:
-        return evalproto.stdin_columns(lines)
+        return api.stdin_columns(lines)
     except evalproto.InputError:
         raise fail("FATAL: the number of tab-delimited fields in the input stream "
                    "differ across lines.", code=17) from None
@@ -1061,7 +1062,7 @@ def paired_tests(metrics: Dict[str, Metric], names: List[str], systems: List[Lis
                      if test == "bs" else
                      f" > Performing approximate randomization test (# trials: {samples})")
             table = metric.table({"baseline": baseline_rows, "system": rows})
-            _, tested = evalproto.analyse([table], evalproto.Analysis(
+            _, tested = api.analyse([table], evalproto.Analysis(
                 paired=test, paired_n=samples, seed=test_seed))
             result = Score(metric_name, metric.score(rows)[0], p_value=tested.p_value)
             if test == "bs":
