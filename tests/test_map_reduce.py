@@ -84,6 +84,18 @@ def test_files_of_different_signatures_are_refused(tmp_path):
     assert "only shards of the same metrics with the same signatures" in result.output
 
 
+@pytest.mark.parametrize("command", ["reduce", "report"])
+def test_a_paired_test_of_one_system_is_the_one_rule_everywhere(tmp_path, command):
+    """Four checks said it four ways; Analysis and the report say it once."""
+    files = shard(tmp_path, DE_EN_HYP)
+    args = [*files, "--paired-ar"] if command == "reduce" else [
+        "--stats", *files, "--paired-ar", "-o", str(tmp_path / "page.html")]
+    result = run_cli(command, *args)
+    assert result.exit_code == 2
+    assert ("paired tests compare systems: give two or more (the first is the baseline), "
+            "not 1") in result.output
+
+
 def test_files_that_differ_in_one_field_say_which(tmp_path):
     """Only higher_is_better differs: the message showed the same signature twice."""
     first, second, _ = shard(tmp_path, DE_EN_HYP)

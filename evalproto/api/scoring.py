@@ -446,13 +446,13 @@ def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: O
     if paired not in (None, "bs", "ar", "ttest"):
         raise ValueError(f"paired is {paired!r}; expected 'bs' (paired bootstrap), 'ar' "
                          f"(approximate randomization), 'ttest' or None")
-    if paired is not None and systems < 2:
-        raise ValueError("paired tests compare systems: give two or more, the first being "
-                         "the baseline")
     default_n = {"bs": 1000, "ar": 10000}.get(paired or "", 0)
-    return Analysis(resamples=resamples_of(confidence), paired=paired,
-                    paired_n=default_n if paired_n is None else count_of(paired_n, "paired_n"),
-                    seed=seed)
+    analysis = Analysis(resamples=resamples_of(confidence), paired=paired,
+                        paired_n=default_n if paired_n is None else count_of(paired_n,
+                                                                             "paired_n"),
+                        seed=seed)
+    analysis.check_systems(systems)
+    return analysis
 
 
 def resamples_of(confidence: Union[bool, int]) -> int:

@@ -32,9 +32,7 @@ def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Anal
     order), never with the one written in the file: a stats file is data."""
     with ExitStack() as stack:
         tables = stats_tables(stack, paths, evaluators, partial, timeout, groups)
-        if analysis.paired and len(tables[0].systems) < 2:
-            raise UsageProblem("paired tests compare systems: the stats files hold one "
-                               "system")
+        analysis.check_systems(len(tables[0].systems))
         return Comparison(analyse(tables, analysis, progress), ids=tables[0].ids)
 
 

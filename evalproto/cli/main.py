@@ -316,8 +316,6 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
     else:
         ref_paths, hyp_paths = split_files(files, inputs)
         hyp_paths, system_names = named_systems(hyp_paths, names)
-        if (paired_ar or paired_ttest) and len(hyp_paths) < 2:
-            raise click.UsageError("paired tests compare systems: give two or more with -i")
         specs = (metric_specs(ctx, metrics, evaluators) if metrics or evaluators
                  else list(api.REPORT_METRICS))
         corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, progress=progress,

@@ -292,13 +292,13 @@ def analysis_from(systems: Optional[int], confidence: bool, confidence_n: int, p
     when it is known before reading)."""
     if paired_bs + paired_ar + paired_ttest > 1:
         raise click.UsageError("choose one of --paired-bs, --paired-ar and --paired-ttest")
-    if (paired_bs or paired_ar or paired_ttest) and systems is not None and systems < 2:
-        raise click.UsageError("paired tests compare systems: give two or more with -i; "
-                               "the first is the baseline")
-    return evalproto.Analysis(
+    analysis = evalproto.Analysis(
         resamples=confidence_n if confidence else 0,
         paired="bs" if paired_bs else "ar" if paired_ar else "ttest" if paired_ttest else None,
         paired_n=paired_bs_n if paired_bs else paired_ar_n if paired_ar else 0, seed=seed)
+    if systems is not None:
+        analysis.check_systems(systems)
+    return analysis
 
 
 systems_option = click.option(
