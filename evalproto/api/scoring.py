@@ -83,14 +83,14 @@ class Metric:
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
             raise ValueError(f"jobs must be a whole number >= 1, got {jobs!r}")
         timeout = checked_timeout(timeout)
-        self.spec = spec
+        self.metric_spec = spec
         self._stack = ExitStack()
         self.source: StatsSource = open_source(spec, self._stack, timeout, jobs)
 
     @property
     def label(self) -> str:
         """The metric as it was named: its spec, or its command."""
-        return self.spec.spec
+        return self.metric_spec.spec
 
     @property
     def name(self) -> str:
@@ -437,7 +437,7 @@ def given_metrics(metrics: Any) -> List[Union[MetricSpec, Metric]]:
 
 def spec_of(metric: Union[MetricSpec, Metric]) -> MetricSpec:
     """A metric's spec (a Metric's own), for what builds its own copies (a cluster)."""
-    return metric.spec if isinstance(metric, Metric) else metric
+    return metric.metric_spec if isinstance(metric, Metric) else metric
 
 
 def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: Optional[int],
