@@ -159,7 +159,7 @@ def build_report(tables: Sequence[StatsTable], options: ReportOptions,
         report.pairs = _segment_figures(tables, metrics, options.examples)
     if texts is not None:
         phase = progress.start("compare-mt analyses", 1)
-        report.comparemt = comparemt.analyze([refs[0] if refs else "" for refs in texts.refs],
+        report.comparemt = comparemt.compare_mt_figures([refs[0] if refs else "" for refs in texts.refs],
                                              texts.hyps, texts.freq_corpus)
         phase.advance(1)
         phase.close()
