@@ -17,7 +17,7 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import Iterator, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
@@ -40,14 +40,15 @@ def _punctuation_remover() -> dict:
 
 def edit_counts(ref: Sequence[str], hyp: Sequence[str]) -> List[int]:
     """[substitutions, deletions, insertions] of jiwer's alignment of hyp to ref."""
-    ids: dict = {}
+    ids: Dict[str, int] = {}
     ref_ids = [ids.setdefault(unit, len(ids)) for unit in ref]
     hyp_ids = [ids.setdefault(unit, len(ids)) for unit in hyp]
     counts = [0, 0, 0]
-    for tag, ref_start, ref_end, hyp_start, hyp_end in Levenshtein.opcodes(ref_ids, hyp_ids):
-        if tag in _OPCODE_STATS:
-            counts[_OPCODE_STATS[tag]] += (hyp_end - hyp_start if tag == "insert"
-                                           else ref_end - ref_start)
+    for opcode in Levenshtein.opcodes(ref_ids, hyp_ids):
+        if opcode.tag in _OPCODE_STATS:
+            counts[_OPCODE_STATS[opcode.tag]] += (
+                opcode.dest_end - opcode.dest_start if opcode.tag == "insert"
+                else opcode.src_end - opcode.src_start)
     return counts
 
 

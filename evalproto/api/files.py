@@ -5,7 +5,7 @@ on a Dask cluster whose workers read the files."""
 from __future__ import annotations
 
 from contextlib import ExitStack
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -65,7 +65,7 @@ def file_stats(ref_paths: Sequence[str], hyp_path: str, metrics: Sequence[Metric
                       *, first_id: int = 1, jobs: int = 1,
                       timeout: Optional[float] = DEFAULT_TIMEOUT,
                       scheduler: Optional[str] = None, progress: Progress = QUIET
-                      ) -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
+                      ) -> Tuple[List[MetricColumns], Sequence[str], List[np.ndarray]]:
     """(the metrics' columns, the segment ids, each metric's rows) of one system's file,
     for a stats file (evalproto.reports.statsfiles.write_stats writes them): computed
     here with `jobs` copies of each metric, or on the Dask cluster at `scheduler`,
@@ -77,7 +77,8 @@ def file_stats(ref_paths: Sequence[str], hyp_path: str, metrics: Sequence[Metric
             client = stack.enter_context(cluster.connect(scheduler))
             segments, computed = cluster.cluster_rows(client, specs, ref_paths, [hyp_path],
                                                       timeout)
-            pairs = [(source, rows[hyp_path]) for source, rows in computed]
+            pairs: List[Tuple[Any, np.ndarray]] = [(source, rows[hyp_path])
+                                                   for source, rows in computed]
         else:
             corpus = read_corpus(ref_paths, [hyp_path], progress)
             segments = len(corpus.refs)

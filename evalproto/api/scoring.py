@@ -18,8 +18,9 @@ from __future__ import annotations
 import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
+import click
 import numpy as np
 
 from evalproto.base.errors import InputWarning, UsageProblem
@@ -29,7 +30,12 @@ from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics import registry
 from evalproto.readers import datasets
 from evalproto.readers.groups import read_groups
-from evalproto.readers.text import Corpus, looks_like_json_lines, read_corpus
+from evalproto.readers.text import (
+    Corpus,
+    SegmentReferences,
+    looks_like_json_lines,
+    read_corpus,
+)
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources.base import StatsSource, corpus_rows
 from evalproto.sources.pool import open_source
@@ -58,7 +64,7 @@ class Score:
     name: str
     score: float
     signature: str
-    stats: Dict[str, float]
+    stats: Dict[str, Optional[float]]
     details: Dict[str, Any] = field(default_factory=dict)
     n: int = 0
     verbose: str = ""
@@ -196,7 +202,7 @@ class Metric:
         if exc_type is None:
             self.close()
         else:
-            self._stack.__exit__(exc_type, *rest)
+            self._stack.__exit__(exc_type, *rest)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         return f"<evalproto.Metric {self.label!r}: {self.signature}>"
@@ -242,8 +248,9 @@ def _option_words(evaluator: Any, options: Mapping[str, Any]
                   ) -> List[Tuple[str, Optional[str], str]]:
     """Python keyword options as with_options takes them: (option, value or None for a
     flag, how the caller wrote it)."""
-    known = {param.name: param for param in type(evaluator).options}
-    words = []
+    known = {param.name: param for param in type(evaluator).options
+             if isinstance(param, click.Option)}
+    words: List[Tuple[str, Optional[str], str]] = []
     for key, value in options.items():
         param = known[key]
         if param.is_flag:
@@ -351,7 +358,7 @@ class Comparison:
 
     results: List[Result]
     segments: List[SegmentScores] = field(default_factory=list)
-    ids: List[str] = field(default_factory=list)
+    ids: Sequence[str] = field(default_factory=list)
 
     def to_dict(self) -> List[Dict[str, Any]]:
         """The results as records (the JSON Lines of corpus-score)."""
@@ -404,6 +411,7 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
             segments = segment_references(hyps, refs, ref_streams)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"system {name!r}: {exc}") from None
+    assert segments is not None  # there is a system
     analysis = analysis_of(confidence, paired, paired_n, seed, len(named))
     corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
                     SegmentNumbers(len(segments)), checked_groups(groups, len(segments)))
@@ -577,7 +585,8 @@ def read_dataset(data_format: Optional[str], ref_paths: Sequence[str],
         corpus = read_corpus(ref_paths, hyp_paths, progress)
         if data_format is None:
             _warn_of_json_lines([*ref_paths, *hyp_paths],
-                                [*corpus.refs.columns, *corpus.systems.values()])
+                                [*cast(SegmentReferences, corpus.refs).columns,
+                                 *corpus.systems.values()])
     elif len(ref_paths) != 1:
         raise UsageProblem(f"`data_format` {data_format} takes one dataset file, then the "
                            f"prediction files")

@@ -113,7 +113,7 @@ def _check_rows(source: Any, stats_file: Any, number: int) -> None:
 
 def import_scores(path: str, metric: str, signature: str = "",
                   field: Optional[str] = None, lower_is_better: bool = False
-                  ) -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
+                  ) -> Tuple[List[MetricColumns], Sequence[str], List[np.ndarray]]:
     """(the columns, the segment ids, the rows) of a stats file of segment scores
     computed elsewhere (see evalproto.readers.scores for the formats), under the `mean`
     metric named `metric`: rows of (score, score², 1), so that `reduce` and `report

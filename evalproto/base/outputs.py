@@ -49,15 +49,16 @@ def check_outputs(outputs: Iterable[Optional[str]], inputs: Iterable[str]) -> No
     """Refuse, before any work, an output that is one of the inputs (the same file, by
     device and inode, whatever the path says) or another output: it would be replaced
     by the results, and the input lost. Paths that do not exist yet are fine."""
-    read: Dict[Tuple[int, int], str] = {}
+    read: Dict[object, str] = {}
     for path in inputs:
-        identity = _identity(path)
-        if identity is not None:
-            read.setdefault(identity, path)
+        found = _identity(path)
+        if found is not None:
+            read.setdefault(found, path)
     written: Dict[object, str] = {}
-    for path in outputs:
-        if path is None or path == STDOUT:
+    for output in outputs:
+        if output is None or output == STDOUT:
             continue
+        path = output
         identity: object = _identity(path) or os.path.realpath(path)
         if identity in read:
             same = "" if read[identity] == path else f" ({read[identity]})"

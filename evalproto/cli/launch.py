@@ -60,7 +60,7 @@ def main() -> None:
     catch_signals()
     warnings.showwarning = _show_warning
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is shown escaped
-        stream.reconfigure(errors="backslashreplace")
+        stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         from evalproto.base import processes
 

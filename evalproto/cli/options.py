@@ -76,7 +76,7 @@ def metric_specs(ctx: click.Context, metrics: Sequence[str],
             check_command(spec.spec)
     flags = ctx.meta.get("sacrebleu_flags", {})
     try:
-        names = [api.evaluator_name(spec.spec) if spec.in_process else None
+        names = [api.evaluator_name(spec.spec) if spec.in_process else ""
                  for spec in specs]
         for flag, _ in given_options(flags):
             if flag.metric not in names:

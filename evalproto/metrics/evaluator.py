@@ -42,7 +42,7 @@ class Evaluator(ABC):
 
     name: ClassVar[str] = ""
     higher_is_better: ClassVar[bool] = True
-    options: ClassVar[Sequence[click.Option]] = ()
+    options: ClassVar[Sequence[click.Parameter]] = ()
     stat_names: Tuple[str, ...] = ()
     resample_dtype: ClassVar[type] = np.float64
     """The type that bootstrap resamples are summed in before they are scored. sacrebleu
@@ -193,12 +193,12 @@ class Evaluator(ABC):
             raise RequestError(
                 f"EVAL needs {len(self.stat_names)} numbers "
                 f"({' '.join(self.stat_names)}), got {len(vector)}")
-        vector = np.array(vector, dtype=np.float64)
-        broken = self.broken_rule(vector[None, :], summed=True)
+        summed = np.array(vector, dtype=np.float64)
+        broken = self.broken_rule(summed[None, :], summed=True)
         if broken is not None:
             raise RequestError(f"these numbers are not a possible sum of {self.name} "
                                f"statistics: they break {broken[1]}")
-        value = float(self.score(vector))
+        value = float(self.score(summed))
         if not math.isfinite(value):
             raise ValueError(f"the score of this vector is not finite ({value})")
         return value
@@ -328,7 +328,8 @@ class Evaluator(ABC):
     @classmethod
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:
         """Console-script entry point: serve this evaluator over stdin/stdout."""
-        console_command(cls).main(args=argv, prog_name=f"{cls.name}-evaluator")
+        console_command(cls).main(args=argv,  # type: ignore[arg-type]
+                                  prog_name=f"{cls.name}-evaluator")
 
 
 def _recording_options(init: Any) -> Any:
@@ -345,7 +346,7 @@ def _recording_options(init: Any) -> Any:
                 bound = None  # init itself raises the error that explains
             if bound is not None:
                 bound.apply_defaults()
-                self._options_given = dict(list(bound.arguments.items())[1:])
+                self.__dict__["_options_given"] = dict(list(bound.arguments.items())[1:])
         init(self, *args, **kwargs)
 
     return recording

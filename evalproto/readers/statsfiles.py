@@ -107,8 +107,9 @@ def _is_count(value: Any) -> bool:
 def _metric(entry: Any, path: str) -> MetricColumns:
     if not isinstance(entry, dict):
         raise InputError(f"{path}: line 1: each of the header's 'metrics' must be an object")
-    names = _field(entry, "stat_names", lambda names: isinstance(names, list) and names and all(
-        isinstance(name, str) and name and "\t" not in name for name in names),
+    names = _field(entry, "stat_names", lambda names: isinstance(names, list) and bool(names)
+                   and all(isinstance(name, str) and name and "\t" not in name
+                           for name in names),
         "a non-empty list of stat names", path)
     return MetricColumns(
         _field(entry, "spec", _is_text, "a metric spec or an evaluator command", path),
@@ -131,8 +132,8 @@ def _header(line: str, path: str) -> Tuple[Dict[str, Any], List[MetricColumns]]:
         raise InputError(f"{path}: line 1: unsupported stats file format {found!r}")
     if header["format"] == 1:  # one metric, its fields at the top
         header = {**header, "metrics": [{**header, "spec": header.get("metric"),
-                                         "kind": FORMAT_1_KINDS.get(header.get("kind"))}]}
-    entries = _field(header, "metrics", lambda value: isinstance(value, list) and value,
+                                         "kind": FORMAT_1_KINDS.get(str(header.get("kind")))}]}
+    entries = _field(header, "metrics", lambda value: isinstance(value, list) and bool(value),
                      "a non-empty list of metrics", path)
     return header, [_metric(entry, path) for entry in entries]
 

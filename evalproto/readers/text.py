@@ -17,7 +17,19 @@ import stat
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
+from typing import (
+    Any,
+    BinaryIO,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+    overload,
+)
 
 import numpy as np
 
@@ -73,11 +85,11 @@ def _opened(path: str) -> BinaryIO:
         if not hasattr(stream, "peek"):  # not a real stdin (a test harness's): read it now
             stream = io.BufferedReader(io.BytesIO(stream.read()))
     elif path.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(BinaryIO, gzip.open(path, "rb"))
     else:
         stream = open(path, "rb")
     if stream.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=stream, mode="rb")
+        return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
     return stream
 
 
@@ -176,7 +188,9 @@ _ENDS_AS_IS = np.array([byte < 0x80 and not chr(byte).isspace() for byte in rang
 whitespace."""
 
 
-def _identity(status: os.stat_result) -> Tuple[int, int, int, int]:
+def _identity(status: Optional[os.stat_result]) -> Optional[Tuple[int, int, int, int]]:
+    if status is None:
+        return None
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -63,10 +63,10 @@ class Texts:
     """The texts behind the rows, when the report is made from text: each segment's
     references, each system's hypotheses, and the sources if given."""
 
-    refs: List[List[str]]
-    hyps: Dict[str, List[str]]
-    sources: Optional[List[str]] = None
-    freq_corpus: Optional[List[str]] = None
+    refs: Sequence[Sequence[str]]
+    hyps: Mapping[str, Sequence[str]]
+    sources: Optional[Sequence[str]] = None
+    freq_corpus: Optional[Sequence[str]] = None
 
 
 @dataclass
@@ -159,8 +159,8 @@ def build_report(tables: Sequence[StatsTable], options: ReportOptions,
         report.pairs = _segment_figures(tables, metrics, options.examples)
     if texts is not None:
         phase = progress.start("compare-mt analyses", 1)
-        report.comparemt = comparemt.compare_mt_figures([refs[0] if refs else "" for refs in texts.refs],
-                                             texts.hyps, texts.freq_corpus)
+        report.comparemt = comparemt.compare_mt_figures(
+            [refs[0] if refs else "" for refs in texts.refs], texts.hyps, texts.freq_corpus)
         phase.advance(1)
         phase.close()
         report.notes += _text_notes(texts)

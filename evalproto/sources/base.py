@@ -8,7 +8,18 @@ import time
 import warnings
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Deque, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
@@ -29,7 +40,8 @@ large enough to count in bulk."""
 class StatsSource(Protocol):
     """What an in-process Evaluator and an EvaluatorProcess have in common."""
 
-    stat_names: Optional[Tuple[str, ...]]
+    @property
+    def stat_names(self) -> Optional[Tuple[str, ...]]: ...
 
     @property
     def higher_is_better(self) -> bool: ...
@@ -43,7 +55,7 @@ class StatsSource(Protocol):
     def for_sentences(self) -> StatsSource: ...
 
 
-Sender = Callable[[Sequence[Item]], Callable[[], np.ndarray]]
+Sender = Callable[[Sequence[Any]], Callable[[], np.ndarray]]
 """A source's `stats_later`: it takes items and returns the function that gives their
 rows."""
 
@@ -72,7 +84,7 @@ class Stripped:
 
 
 def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
-                systems: Dict[str, Sequence[str]], progress: Progress = QUIET,
+                systems: Mapping[str, Sequence[str]], progress: Progress = QUIET,
                 first_segment: int = 1, label: str = "", stripped: Optional[Stripped] = None
                 ) -> Dict[str, np.ndarray]:
     """Every system's rows from one source. Items go segment by segment across the

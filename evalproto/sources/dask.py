@@ -64,8 +64,9 @@ def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
         return work(_source(spec, timeout))
     except EvalprotoError:
         broken = _SOURCES.pop(spec, None)
-        if hasattr(broken, "terminate"):
-            broken.terminate()
+        terminate = getattr(broken, "terminate", None)  # a process (in process: nothing)
+        if terminate is not None:
+            terminate()
         raise
 
 

@@ -385,6 +385,7 @@ class EvaluatorProcess(ClosedOnExit):
             after.join()
         stdin = self._process.stdin
         try:
+            assert stdin is not None  # spawned with its pipes
             stdin.write("".join(lines).encode("utf-8"))
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
@@ -425,13 +426,14 @@ class EvaluatorProcess(ClosedOnExit):
         return self._received[0] if self._received else None
 
     def _drain_stderr(self, stderr: BinaryIO) -> None:
-        while chunk := stderr.read1(65536):
+        while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
             if stderr is self._process.stderr:  # not a replaced copy's
                 self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
 
     def _close_stdin(self) -> None:
         try:
-            self._process.stdin.close()
+            if self._process.stdin is not None:
+                self._process.stdin.close()
         except OSError:
             pass
 
@@ -467,13 +469,13 @@ class EvaluatorProcess(ClosedOnExit):
                     at = len(replies) + offset
                     self._fail(f"its reply to {_request(number + offset, kind, at, count)} is "
                                f"longer than {MAX_LINE_BYTES >> 20} MiB", item=_item(at, count))
-            text = _decode(b"\n".join(lines))
+            text = _decode(b"\n".join(line for line in lines if isinstance(line, bytes)))
             if "ERROR" in text:
-                for offset, line in enumerate(map(str.strip, text.split("\n"))):
-                    if line.startswith("ERROR"):
+                for offset, reply in enumerate(map(str.strip, text.split("\n"))):
+                    if reply.startswith("ERROR"):
                         at = len(replies) + offset
                         self._fail(f"{_request(number + offset, kind, at, count)} was answered "
-                                   f"{shorten(line, 300)}", item=_item(at, count))
+                                   f"{shorten(reply, 300)}", item=_item(at, count))
             if checked and "{" in text:
                 self._check_none_early(text.split("\n"), len(replies), first_request, count,
                                        kind)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from evalproto.metrics import registry
-from evalproto.sources.base import StatsSource
+from evalproto.metrics.evaluator import Evaluator
 from evalproto.sources.process import EvaluatorProcess
 
 
@@ -49,7 +49,7 @@ class MetricSpec:
         """Whether the evaluator runs in this process (else it is a command)."""
         return self.kind is Kind.IN_PROCESS
 
-    def build(self, timeout: Optional[float]) -> StatsSource:
+    def build(self, timeout: Optional[float]) -> Union[Evaluator, EvaluatorProcess]:
         """The evaluator, ready to score: built here, or started as a process whose
         replies may each take up to `timeout` seconds."""
         if self.in_process:

@@ -160,7 +160,7 @@ class Buckets:
         """The bucket of one value."""
         return bisect_right(self.cutoffs, value)
 
-    def indices(self, values: Sequence[Number]) -> np.ndarray:
+    def indices(self, values: Iterable[Number]) -> np.ndarray:
         """The bucket of each value, as an int array."""
         return np.array([self.index(value) for value in values], dtype=np.int64)
 
@@ -326,8 +326,8 @@ class FrequencyBuckets:
     def accuracy(self, summed: Sequence[float]) -> WordAccuracy:
         """compare-mt's word accuracy per bucket from summed rows."""
         size = len(self.buckets)
-        summed = np.asarray(summed, dtype=np.float64)
-        matches, hyp_words, ref_words = (summed[i * size:(i + 1) * size] for i in range(3))
+        values = np.asarray(summed, dtype=np.float64)
+        matches, hyp_words, ref_words = (values[i * size:(i + 1) * size] for i in range(3))
         recall, precision, fmeasure = np.zeros(size), np.zeros(size), np.zeros(size)
         for b in range(size):
             if matches[b] != 0:
@@ -396,7 +396,7 @@ def ngram_difference(refs: Sequence[Tokens], first: Sequence[Tokens], second: Se
         entries.append(NgramEntry(ngram, scores[ngram], a, b))
     first_better = sorted(entries, key=lambda e: (-e.score, -e.first, e.ngram))
     second_better = sorted(entries, key=lambda e: (e.score, -e.second, e.ngram))
-    return NgramDifference(tuple(systems), alpha, (m1, m2), scores,
+    return NgramDifference((systems[0], systems[1]), alpha, (m1, m2), scores,
                            first_better[:report_length], second_better[:report_length])
 
 

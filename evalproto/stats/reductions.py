@@ -149,7 +149,7 @@ def analyse(tables: Sequence[StatsTable], analysis: Analysis,
     subsets: List[Tuple[Optional[str], Optional[np.ndarray]]] = [(None, None)]
     if groups is not None:
         subsets += list(group_rows(groups).items())
-    results = []
+    results: List[Result] = []
     for group, picked in subsets:
         per_metric = [_analyse_table(table if picked is None else table.subset(picked),
                                      analysis, group, progress) for table in tables]

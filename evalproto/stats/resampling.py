@@ -29,7 +29,7 @@ vectors to each figure's values, and every reduction here is done figure by figu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -123,7 +123,7 @@ def _draw_counts(rng: np.random.Generator, counts: np.ndarray) -> bool:
     n is in its 32-bit range, by numpy otherwise. Whether every count fits the dtype
     (a uint8 count above 255 is wrong; in practice a segment is drawn a few times)."""
     k, n = counts.shape
-    state = rng.bit_generator.state
+    state: Dict[str, Any] = dict(rng.bit_generator.state)
     if pure_python() or state["bit_generator"] != "PCG64" or not 2 <= n < 2 ** 32:
         fits = True
         for row, picks in zip(counts, rng.choice(n, size=(k, n), replace=True)):

@@ -158,6 +158,10 @@ def print_single_results(out: Output, lines: List[str], output_format: str) -> N
 Cell = Union[str, ScoreLine]
 
 
+def _json_cell(cell: Cell) -> Any:
+    return cell if isinstance(cell, str) else cell.as_json()
+
+
 def print_results_table(out: Output, columns: Dict[str, List[Cell]],
                         signatures: Dict[str, str], args: argparse.Namespace) -> None:
     """Several systems: a JSON list, or a table (text or LaTeX) with, for paired tests,
@@ -165,20 +169,19 @@ def print_results_table(out: Output, columns: Dict[str, List[Cell]],
     decimals(args.width)
     if args.format == "json":
         names = columns["System"]
-        rows = [{"system": name, **{metric: cells[i] if isinstance(cells[i], str)
-                                    else cells[i].as_json()
+        rows = [{"system": name, **{metric: _json_cell(cells[i])
                                     for metric, cells in columns.items() if metric != "System"}}
                 for i, name in enumerate(names)]
         out.print(json.dumps(rows, indent=4))
         return
     table_format = "fancy_grid" if args.format == "text" else "latex_booktabs"
     break_before_p = "\n" if table_format == "fancy_grid" else " "
-    formatted: Dict[str, List[str]] = {"System": list(columns["System"])}
+    formatted: Dict[str, List[str]] = {"System": [str(name) for name in columns["System"]]}
     bootstrap = False
     for metric, cells in columns.items():
         if metric == "System":
             continue
-        texts = []
+        texts: List[str] = []
         for cell in cells:
             if isinstance(cell, str):
                 texts.append(cell)
@@ -196,13 +199,13 @@ def print_results_table(out: Output, columns: Dict[str, List[Cell]],
 
     painted: Dict[str, List[str]] = {}
     baseline_name, has_baseline = "", False
-    for header, cells in formatted.items():
-        if cells and (cells[0].startswith("Baseline:") or has_baseline):
-            if cells[0].startswith("Baseline:"):
-                baseline_name = cells[0]
+    for header, texts in formatted.items():
+        if texts and (texts[0].startswith("Baseline:") or has_baseline):
+            if texts[0].startswith("Baseline:"):
+                baseline_name = texts[0]
             has_baseline = True
-            cells[0] = out.paint(cells[0], "yellow")
-        painted[out.paint(header, "cyan")] = cells
+            texts[0] = out.paint(texts[0], "yellow")
+        painted[out.paint(header, "cyan")] = texts
     out.print(tabulate(painted, headers="keys", tablefmt=table_format, colalign=("right",),
                        stralign="center", numalign="center", floatfmt=f".{args.width}f"))
     out.print()

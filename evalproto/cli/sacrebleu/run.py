@@ -165,7 +165,7 @@ def several_systems(metrics: Dict[str, DropInMetric], names: List[str], systems:
                     refs: List[List[str]], args: argparse.Namespace
                     ) -> Tuple[Dict[str, List[Cell]], Dict[str, str]]:
     """Several systems without a test: each one's score under each metric."""
-    columns: Dict[str, List[Cell]] = {"System": names}
+    columns: Dict[str, List[Cell]] = {"System": list(names)}
     signatures: Dict[str, str] = {}
     for hyps in systems:
         for key in sorted(metrics):
@@ -187,7 +187,7 @@ def paired_tests(metrics: Dict[str, DropInMetric], names: List[str], systems: Li
     samples = samples if samples > 0 else PAIRED_DEFAULTS[test]
     _, seed = seed_setting()
     test_seed = seed if seed else None  # sacrebleu's tests treat a seed of 0 as none
-    columns: Dict[str, List[Cell]] = {"System": names}
+    columns: Dict[str, List[Cell]] = {"System": list(names)}
     signatures: Dict[str, str] = {}
     baselines: Dict[str, Tuple[DropInMetric, np.ndarray]] = {}
     for key, metric in metrics.items():
