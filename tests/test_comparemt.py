@@ -166,8 +166,9 @@ def assert_matches_compare_mt(ref_path: str, out_paths: Sequence[str],
     if freq_corpus is not None:
         options = ["--compare_word_accuracies", f"bucket_type=freq,freq_corpus_file={freq_corpus}"]
     theirs = by_kind(compare_mt_reports(ref_path, out_paths, *options))
-    ours = cm.compare_mt_figures(cm.read_lines(ref_path), [cm.read_lines(path) for path in out_paths],
-                      freq_corpus=None if freq_corpus is None else cm.read_lines(freq_corpus))
+    ours = cm.compare_mt_figures(
+        cm.read_lines(ref_path), [cm.read_lines(path) for path in out_paths],
+        freq_corpus=None if freq_corpus is None else cm.read_lines(freq_corpus))
     names = ours.systems
     assert names == tuple(f"sys{i + 1}" for i in range(len(out_paths)))
 
@@ -280,7 +281,8 @@ def test_random_text_equals_compare_mt(tmp_path, seed):
 def test_one_system_has_no_ngram_analysis(tmp_path):
     ref, (out, _) = CORPORA["multilingual"]
     theirs = by_kind(compare_mt_reports(str(DATA / ref), [str(DATA / out)]))
-    ours = cm.compare_mt_figures(cm.read_lines(str(DATA / ref)), {"mine": cm.read_lines(str(DATA / out))})
+    ours = cm.compare_mt_figures(cm.read_lines(str(DATA / ref)),
+                                 {"mine": cm.read_lines(str(DATA / out))})
     assert "ngrams" not in theirs and ours.ngrams is None
     assert [ours.bleu["mine"]] == list(theirs["bleu"].scores)
 
@@ -292,7 +294,8 @@ def test_compare_mt_command_prints_our_figures():
     paths = [str(DATA / ref)] + [str(DATA / out) for out in outs]
     printed = subprocess.run([sys.executable, "-m", "compare_mt.compare_mt_main", *paths],
                              capture_output=True, text=True, check=True).stdout
-    ours = cm.compare_mt_figures(cm.read_lines(paths[0]), [cm.read_lines(path) for path in paths[1:]])
+    ours = cm.compare_mt_figures(cm.read_lines(paths[0]),
+                                 [cm.read_lines(path) for path in paths[1:]])
 
     def table(after: str) -> Dict[str, List[float]]:
         lines = printed[printed.index(after):].split("\n\n")[0].splitlines()
