@@ -119,6 +119,9 @@ class PageDirectory:
             (path / name).write_text(text, encoding="utf-8")
         self.done = 0
         self.printed: Dict[int, subprocess.CompletedProcess] = {}
+        self.names: Dict[str, object] = {}  # the namespace of the page's Python sessions
+        self.sessions_done = 0
+        self.failed: Dict[int, int] = {}
 
 
 def repository_files() -> Dict[str, float]:
@@ -211,12 +214,22 @@ def test_commands_print_what_the_page_shows(command, page_directories, request):
 @pytest.mark.parametrize("page, line, text", SESSIONS,
                          ids=[f"{page}, line {line}" for page, line, _ in SESSIONS])
 def test_python_sessions(page, line, text, page_directories, monkeypatch):
-    monkeypatch.chdir(page_directories[page].path)
+    """A page's sessions are one session: each goes on in the names of those before it
+    (which run first, in order), in the page's directory."""
+    directory = page_directories[page]
+    own = [(entry_line, entry) for entry_page, entry_line, entry in SESSIONS if entry_page == page]
+    monkeypatch.chdir(directory.path)
+    monkeypatch.syspath_prepend(str(directory.path))  # as Python started there has it
     monkeypatch.setenv("PATH", environment([])["PATH"])
-    test = doctest.DocTestParser().get_doctest(text, {}, page, page, line)
-    runner = doctest.DocTestRunner()
-    runner.run(test, out=sys.stdout.write)
-    assert runner.summarize(verbose=False).failed == 0
+    while directory.sessions_done <= own.index((line, text)):
+        at, session = own[directory.sessions_done]
+        test = doctest.DocTestParser().get_doctest(session, directory.names, page, page, at)
+        runner = doctest.DocTestRunner()
+        runner.run(test, out=sys.stdout.write, clear_globs=False)
+        directory.names.update(test.globs)  # the test ran in a copy
+        directory.failed[at] = runner.summarize(verbose=False).failed
+        directory.sessions_done += 1
+    assert directory.failed[line] == 0
 
 
 @pytest.mark.parametrize("page, line, text", PROGRAMS,
