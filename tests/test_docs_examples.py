@@ -20,6 +20,7 @@ tests/test_lmzoo.py).
 from __future__ import annotations
 
 import doctest
+import gzip
 import os
 import re
 import shutil
@@ -68,15 +69,21 @@ def commands(page: str) -> List[Command]:
     for line, text in fenced(page, "text"):
         if not text.startswith("$ "):
             continue
-        for part in re.split(r"^(?=\$ )", text, flags=re.M):
-            if not part:
-                continue
-            command, _, rest = re.sub(r"\\\n\s*", "", part[2:]).partition("\n")
-            lines = rest.splitlines(keepends=True)
-            stdin = "".join(entry[2:] for entry in lines if entry.startswith("> "))
-            shown = "".join(entry for entry in lines if not entry.startswith("> "))
-            found.append(Command(page, line, command, stdin, shown))
-            line += part.count("\n")
+        lines = [entry + "\n" for entry in text.split("\n")[:-1]]  # at "\n" only
+        at = 0
+        while at < len(lines):
+            first, command = at, lines[at][2:].rstrip("\n")
+            while command.endswith("\\") and at + 1 < len(lines):  # goes on below
+                at += 1
+                command = command[:-1].rstrip() + " " + lines[at].strip()
+            at += 1
+            rest = []
+            while at < len(lines) and not lines[at].startswith("$ "):
+                rest.append(lines[at])
+                at += 1
+            stdin = "".join(entry[2:] for entry in rest if entry.startswith("> "))
+            shown = "".join(entry for entry in rest if not entry.startswith("> "))
+            found.append(Command(page, line + 1 + first, command, stdin, shown))
     return found
 
 
@@ -198,26 +205,38 @@ def plugin_bin(tmp_path_factory) -> str:
     return str(root / "bin")
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[f"{command.page}, line {command.line}"
-                                                   for command in COMMANDS])
-def test_commands_print_what_the_page_shows(command, page_directories, request):
-    extra_bin = [request.getfixturevalue("plugin_bin")] if command.page == PLUGIN_PAGE else []
-    directory = page_directories[command.page]
-    own = [entry for entry in COMMANDS if entry.page == command.page]
-    while directory.done <= own.index(command):  # the page's commands before it, in order
-        directory.printed[directory.done] = run(own[directory.done], directory.path, extra_bin)
+def run_commands(directory: PageDirectory, page: str, before: int, extra_bin: List[str]) -> None:
+    """Run the page's commands above line `before` that have not run yet, in order."""
+    own = [command for command in COMMANDS if command.page == page]
+    while directory.done < len(own) and own[directory.done].line < before:
+        directory.printed[own[directory.done].line] = run(own[directory.done], directory.path,
+                                                          extra_bin)
         directory.done += 1
-    completed = directory.printed[own.index(command)]
+
+
+def extra_bin_of(page: str, request) -> List[str]:
+    return [request.getfixturevalue("plugin_bin")] if page == PLUGIN_PAGE else []
+
+
+@pytest.mark.parametrize("command", [
+    pytest.param(command, id=f"{command.page}, line {command.line}",
+                 marks=[pytest.mark.install] if command.page == PLUGIN_PAGE else [])
+    for command in COMMANDS])
+def test_commands_print_what_the_page_shows(command, page_directories, request):
+    directory = page_directories[command.page]
+    run_commands(directory, command.page, command.line + 1, extra_bin_of(command.page, request))
+    completed = directory.printed[command.line]
     assert completed.stdout == command.shown, completed.stderr
 
 
 @pytest.mark.parametrize("page, line, text", SESSIONS,
                          ids=[f"{page}, line {line}" for page, line, _ in SESSIONS])
-def test_python_sessions(page, line, text, page_directories, monkeypatch):
+def test_python_sessions(page, line, text, page_directories, monkeypatch, request):
     """A page's sessions are one session: each goes on in the names of those before it
-    (which run first, in order), in the page's directory."""
+    (which run first, in order), in the page's directory, after the commands above it."""
     directory = page_directories[page]
     own = [(entry_line, entry) for entry_page, entry_line, entry in SESSIONS if entry_page == page]
+    run_commands(directory, page, line, extra_bin_of(page, request))  # the files they make
     monkeypatch.chdir(directory.path)
     monkeypatch.syspath_prepend(str(directory.path))  # as Python started there has it
     monkeypatch.setenv("PATH", environment([])["PATH"])
@@ -252,6 +271,26 @@ def test_python_programs_define_working_evaluators(page, line, text):
     for evaluator in defined:
         rows = evaluator().stats_many([(["The cat sat on the mat."], "the cat sat")])
         assert np.isfinite(evaluator().score(rows.sum(axis=0)))
+
+
+@pytest.mark.lmc
+def test_the_committed_lm_logs_are_what_lmc_writes(tmp_path, monkeypatch):
+    """tests/lm_fixture/logs (docs/lm.md's examples) are regenerated, not edited."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "lm_fixture"))
+    import lmc_logs
+
+    if not lmc_logs.LMC.exists():
+        pytest.fail("LM Challenge is not installed for the tests: run bash tests/install-lmc")
+    lmc_logs.write_logs(tmp_path)
+    committed = sorted(path.name for path in lmc_logs.LOGS.iterdir())
+    assert committed == sorted(path.name for path in tmp_path.iterdir())
+    for name in committed:
+        assert read_log(tmp_path / name) == read_log(lmc_logs.LOGS / name), name
+
+
+def read_log(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
 
 
 if __name__ == "__main__":  # print what a page's commands print, to write it into the page
