@@ -23,7 +23,7 @@ import click
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from evalproto.metrics.evaluator import Evaluator
+from evalproto.metrics.evaluator import CountsEvaluator
 
 _SPACE_RUNS = re.compile(r"\s\s+")
 _OPCODE_STATS = {"replace": 0, "delete": 1, "insert": 2}
@@ -51,7 +51,7 @@ def edit_counts(ref: Sequence[str], hyp: Sequence[str]) -> List[int]:
     return counts
 
 
-class WER(Evaluator):
+class WER(CountsEvaluator):
     """Word error rate, identical to jiwer's (a fraction)."""
 
     name = "wer"
@@ -85,8 +85,6 @@ class WER(Evaluator):
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         """Counts; substitutions and deletions are of reference units."""
         yield from super().rules(rows, summed)
-        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
-            "every statistic is a count (a whole number >= 0)"
         yield rows[:, 0] + rows[:, 1] > rows[:, 3], "substitutions + deletions <= ref_len"
 
     def score(self, vector: np.ndarray) -> float:

@@ -14,6 +14,8 @@ from conftest import DATA, DE_EN_REFS, json_rows, read_lines, run_cli
 
 import evalproto
 import evalproto.api.scoring
+from evalproto.api.files import file_stats
+from evalproto.api.scoring import score_corpus
 
 STREAMS = [read_lines(path) for path in DE_EN_REFS]
 HYPS = read_lines(str(DATA / "de-en.hyp.LT22.en"))
@@ -127,11 +129,10 @@ def test_every_function_that_asks_for_metrics_takes_their_names(tmp_path):
                                   evalproto.Analysis())
     assert named.results[0].score == evalproto.load("bleu").corpus_score(HYPS, REFS).score
     with evalproto.load("chrf") as chrf:
-        mixed = evalproto.score_corpus(corpus, ["bleu", evalproto.MetricSpec("in-process", "ter"),
-                                                chrf], evalproto.Analysis())
+        mixed = score_corpus(corpus, ["bleu", evalproto.MetricSpec("in-process", "ter"), chrf],
+                             evalproto.Analysis())
     assert [result.metric for result in mixed.results] == ["bleu", "ter", "chrf"]
-    columns, _, _ = evalproto.write_stats_files(DE_EN_REFS, str(DATA / "de-en.hyp.LT22.en"),
-                                                ["bleu"])
+    columns, _, _ = file_stats(DE_EN_REFS, str(DATA / "de-en.hyp.LT22.en"), ["bleu"])
     assert columns[0].spec == "bleu"
     with pytest.raises(TypeError, match="metrics must be a list of metric specs"):
         evalproto.report_corpus(corpus, "bleu")

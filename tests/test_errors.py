@@ -29,7 +29,8 @@ def write(path: Path, data: bytes) -> str:
     (["--scheduler", "a b"], 1, "--scheduler takes a scheduler's address"),
     (["--scheduler", "local2"], 1, "got 'local2' (local:2?)"),
     (["--scheduler", "local:0"], 1, "--scheduler local:N needs a number of workers"),
-    (["--scheduler", "local:2", "-j", "2"], 2, "-j runs copies on this machine, and --scheduler"),
+    (["--scheduler", "local:2", "-j", "2"], 2,
+     "--jobs runs copies on this machine, and --scheduler"),
 ])
 def test_bad_option_values_are_one_clear_line(args, code, message):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, *args)
@@ -62,7 +63,7 @@ def test_standard_input_cannot_go_to_a_cluster():
     (["lm-score", "-", "--scheduler", "local:1"],
      "the workers read the files: standard input ('-') cannot be one"),
     (["stats", DE_EN_REFS[0], DE_EN_HYP, "-o", "-", "--scheduler", "local:1", "-j", "2"],
-     "-j runs copies on this machine, and --scheduler on the Dask cluster's workers"),
+     "--jobs runs copies on this machine, and --scheduler on the Dask cluster's workers"),
 ])
 def test_every_command_refuses_what_a_cluster_cannot_take(args, message):
     result = run_cli(*args, input="{}\n")

@@ -309,13 +309,15 @@ def test_a_json_lines_file_read_as_text_is_warned_about(tmp_path):
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": i, "pred": line}) + "\n"
                                    for i, line in enumerate(read_lines(DE_EN_HYP))))
-    with pytest.warns(InputWarning, match="--data-format") as caught:
+    with pytest.warns(InputWarning, match="`data_format`"):  # the API names its parameter
         result = run_cli("corpus-score", *DE_EN_REFS, str(predictions))
     assert result.exit_code == 0
-    assert [str(warning.message) for warning in caught] == [
-        f"{predictions}: every line is a JSON object, but the file is read as plain text, "
-        f"one segment per line: if it is a dataset or predictions, give its format with "
-        f"--data-format (dynabench or oasst)"]
+    shown = subprocess.run([script("evalproto"), "corpus-score", *DE_EN_REFS, str(predictions)],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.stderr == (
+        f"Warning: {predictions}: every line is a JSON object, but the file is read as plain "
+        f"text, one segment per line: if it is a dataset or predictions, give its format with "
+        f"--data-format (dynabench or oasst)\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)  # the format was given: no warning
         result = run_cli("corpus-score", *DE_EN_REFS, str(predictions), "--data-format", "text")

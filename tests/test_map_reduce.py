@@ -68,7 +68,7 @@ def test_shards_of_an_external_evaluator_reduce_with_the_command_the_user_names(
     refused = run_cli("reduce", *files)
     assert refused.exit_code == 2
     assert "evalproto runs no command named in data" in refused.output
-    assert f"evalproto reduce -e {script('bleu-evaluator')} ..." in refused.output
+    assert f"name the command yourself in --evaluator: {script('bleu-evaluator')}" in refused.output
     (reduced,) = json_rows(run_cli("reduce", *files, "-e", script("bleu-evaluator"),
                                    "-f", "json").output)
     (expected,) = whole(DE_EN_HYP)
@@ -82,6 +82,18 @@ def test_files_of_different_signatures_are_refused(tmp_path):
     assert result.exit_code == 1
     assert "stats files disagree on metrics" in result.output
     assert "only shards of the same metrics with the same signatures" in result.output
+
+
+@pytest.mark.parametrize("command", ["reduce", "report"])
+def test_a_paired_test_of_one_system_is_the_one_rule_everywhere(tmp_path, command):
+    """Four checks said it four ways; Analysis and the report say it once."""
+    files = shard(tmp_path, DE_EN_HYP)
+    args = [*files, "--paired-ar"] if command == "reduce" else [
+        "--stats", *files, "--paired-ar", "-o", str(tmp_path / "page.html")]
+    result = run_cli(command, *args)
+    assert result.exit_code == 2
+    assert ("paired tests compare systems: give two or more (the first is the baseline), "
+            "not 1") in result.output
 
 
 def test_files_that_differ_in_one_field_say_which(tmp_path):
@@ -215,7 +227,7 @@ def test_a_command_in_a_stats_file_is_never_run(tmp_path):
     Path(path).write_text(text.replace(json.dumps(script("bleu-evaluator")),
                                        json.dumps(f"touch {planted}"), 1))
     result = run_cli("reduce", path, "--partial")
-    assert result.exit_code == 2 and f"evalproto reduce -e 'touch {planted}'" in result.output
+    assert result.exit_code == 2 and f"yourself in --evaluator: 'touch {planted}'" in result.output
     assert not planted.exists()
 
 

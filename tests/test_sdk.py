@@ -291,3 +291,25 @@ def test_the_built_in_table_is_what_setup_cfg_registers():
     assert registry.BUILT_IN == installed
     for name in registry.BUILT_IN:
         assert registry.load(name) is registry.available()[name].load()
+
+
+@pytest.mark.parametrize("name", sorted(registry.BUILT_IN))
+def test_every_option_has_one_default_for_the_command_line_and_python(name):
+    """`bleu-evaluator` and `-m bleu` take click's default; `BLEU()` takes the
+    constructor's: they must be the same value, or a metric built in Python would
+    sign and score differently from the same metric named on the command line."""
+    import inspect
+
+    import click
+
+    evaluator = registry.load(name)
+    required = {"parts": ["bleu=1"], "labels": ["--labels", "a,b"]}
+    params = [param for param in evaluator.options if isinstance(param, click.Parameter)]
+    words = [word for param in params for word in required.get(param.name, [])]
+    parsed = click.Command(name, params=params).make_context(name, words).params
+    constructor = inspect.signature(evaluator.__init__).parameters
+    for param in params:
+        if param.name in required:
+            assert constructor[param.name].default is inspect.Parameter.empty
+        else:
+            assert constructor[param.name].default == parsed[param.name], param.name

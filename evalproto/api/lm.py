@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from evalproto.api.cluster import check_cluster_inputs
+from evalproto.api.files import check_cluster_inputs
 from evalproto.api.lmzoo import ZooOptions, ZooTable, paired_table, zoo_table
 from evalproto.api.scoring import count_of, resamples_of
 from evalproto.base.errors import InputError, UsageProblem

@@ -83,14 +83,14 @@ class Metric:
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
             raise ValueError(f"jobs must be a whole number >= 1, got {jobs!r}")
         timeout = checked_timeout(timeout)
-        self.spec = spec
+        self.metric_spec = spec
         self._stack = ExitStack()
         self.source: StatsSource = open_source(spec, self._stack, timeout, jobs)
 
     @property
     def label(self) -> str:
         """The metric as it was named: its spec, or its command."""
-        return self.spec.spec
+        return self.metric_spec.spec
 
     @property
     def name(self) -> str:
@@ -437,7 +437,7 @@ def given_metrics(metrics: Any) -> List[Union[MetricSpec, Metric]]:
 
 def spec_of(metric: Union[MetricSpec, Metric]) -> MetricSpec:
     """A metric's spec (a Metric's own), for what builds its own copies (a cluster)."""
-    return metric.spec if isinstance(metric, Metric) else metric
+    return metric.metric_spec if isinstance(metric, Metric) else metric
 
 
 def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: Optional[int],
@@ -446,13 +446,13 @@ def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: O
     if paired not in (None, "bs", "ar", "ttest"):
         raise ValueError(f"paired is {paired!r}; expected 'bs' (paired bootstrap), 'ar' "
                          f"(approximate randomization), 'ttest' or None")
-    if paired is not None and systems < 2:
-        raise ValueError("paired tests compare systems: give two or more, the first being "
-                         "the baseline")
     default_n = {"bs": 1000, "ar": 10000}.get(paired or "", 0)
-    return Analysis(resamples=resamples_of(confidence), paired=paired,
-                    paired_n=default_n if paired_n is None else count_of(paired_n, "paired_n"),
-                    seed=seed)
+    analysis = Analysis(resamples=resamples_of(confidence), paired=paired,
+                        paired_n=default_n if paired_n is None else count_of(paired_n,
+                                                                             "paired_n"),
+                        seed=seed)
+    analysis.check_systems(systems)
+    return analysis
 
 
 def resamples_of(confidence: Union[bool, int]) -> int:
@@ -561,28 +561,25 @@ def _warn_of_json_lines(paths: Sequence[str], files: Sequence[Sequence[str]]) ->
         if looks_like_json_lines(lines):
             warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
                           f"plain text, one segment per line: if it is a dataset or "
-                          f"predictions, give its format with --data-format (dynabench "
+                          f"predictions, give its format with `data_format` (dynabench "
                           f"or oasst)", InputWarning, stacklevel=3)
 
 
-def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
-                 ref_field: str = "answer", hyp_field: str = "pred",
-                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None,
-                 format_given: bool = False) -> Corpus:
-    """A corpus from text files (references first), or a JSON Lines dataset with its
-    prediction files (`dynabench`, `oasst`). `names` names the systems, one per
-    hypothesis file (by default, the files' paths name them). A text file whose every
-    line is a JSON object is read as text, with an InputWarning that names the option,
-    unless the format was given (`format_given`)."""
-    if names is not None and len(names) != len(hyp_paths):
-        raise UsageProblem(f"{len(names)} names for {len(hyp_paths)} systems")
-    if data_format == "text":
+def read_dataset(data_format: Optional[str], ref_paths: Sequence[str],
+                 hyp_paths: Sequence[str], ref_field: str = "answer", hyp_field: str = "pred",
+                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None) -> Corpus:
+    """A corpus from text files (references first; `data_format` "text"), or a JSON
+    Lines dataset with its prediction files ("dynabench", "oasst"). None reads text,
+    with an InputWarning for a file whose every line is a JSON object (a dataset read
+    as text by mistake). `names` names the systems, one per hypothesis file (by
+    default, the files' paths name them)."""
+    if data_format is None or data_format == "text":
         corpus = read_corpus(ref_paths, hyp_paths, progress)
-        if not format_given:
+        if data_format is None:
             _warn_of_json_lines([*ref_paths, *hyp_paths],
                                 [*corpus.refs.columns, *corpus.systems.values()])
     elif len(ref_paths) != 1:
-        raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
+        raise UsageProblem(f"`data_format` {data_format} takes one dataset file, then the "
                            f"prediction files")
     elif data_format == "dynabench":
         corpus = datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
@@ -592,5 +589,9 @@ def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence
         raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or "
                          f"oasst")
     if names is not None:
-        corpus.systems = {name: corpus.systems[path] for name, path in zip(names, hyp_paths)}
+        if len(names) != len(corpus.systems):
+            raise UsageProblem(f"{len(names)} names for {len(corpus.systems)} systems"
+                               + (" (standard input's tab-separated columns are one each)"
+                                  if len(corpus.systems) != len(hyp_paths) else ""))
+        corpus.systems = dict(zip(names, corpus.systems.values()))
     return corpus

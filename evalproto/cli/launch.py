@@ -146,5 +146,8 @@ def _called_from(frame: Optional[FrameType], code: CodeType) -> bool:
 
 def _show_warning(message: Warning | str, category: type, filename: str, lineno: int,
                   file: object = None, line: object = None) -> None:
-    """Warnings as one line on stderr, like errors; never a source line."""
-    sys.stderr.write(f"Warning: {message}\n")
+    """Warnings as one line on stderr, like errors, worded for the command line; never
+    a source line."""
+    from evalproto.cli.options import for_the_command_line  # loaded by every command
+
+    sys.stderr.write(f"Warning: {for_the_command_line(str(message))}\n")

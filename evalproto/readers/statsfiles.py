@@ -244,7 +244,7 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
                 raise InputError(
                     f"segment id {segment!r} of system {stats_file.system!r} is in "
                     f"{found[segment]} and in {stats_file.path}; give shards distinct "
-                    f"--first-id values")
+                    f"`first_id` values")
             found[segment] = stats_file.path
     baseline = next(iter(by_system))
     ids = list(by_system[baseline])
@@ -257,7 +257,7 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
         if missing and not partial:
             raise InputError(
                 f"segments {_ranges(missing)} of system {baseline!r} are in no stats file "
-                f"given: is a shard missing? (--partial reduces the segments that are there)")
+                f"given: is a shard missing? (`partial` reduces the segments that are there)")
     for system, found in by_system.items():
         if set(found) != set(ids):
             extra = [segment for segment in found if segment not in by_system[baseline]]

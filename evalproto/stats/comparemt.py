@@ -1,6 +1,6 @@
 """compare-mt's default analyses, as additive statistics rows and reductions over them.
 
-`analyze(refs, systems)` gives the figures of a default `compare-mt ref sys1 sys2 ...`
+`compare_mt_figures(refs, systems)` gives the figures of a default `compare-mt ref sys1 sys2 ...`
 run (compare-mt 0.2.10, one reference per segment), equal to compare-mt's own:
 
 1. corpus BLEU and length ratio per system (its "Aggregate Scores");
@@ -472,7 +472,7 @@ Systems = Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
 """System outputs as lines: by name, or a list named sys1, sys2, ... as compare-mt does."""
 
 
-def analyze(refs: Sequence[str], systems: Systems,
+def compare_mt_figures(refs: Sequence[str], systems: Systems,
             freq_corpus: Optional[Iterable[str]] = None) -> ComparisonReport:
     """compare-mt's default analyses of one reference and N systems' outputs, as lines.
 
@@ -484,7 +484,7 @@ def analyze(refs: Sequence[str], systems: Systems,
     if not isinstance(systems, Mapping):
         systems = {f"sys{i + 1}": outputs for i, outputs in enumerate(systems)}
     if not systems:
-        raise ValueError("analyze needs at least one system")
+        raise ValueError("compare-mt's figures need at least one system")
     _check_lengths(len(refs), {name: len(outputs) for name, outputs in systems.items()})
     ref_tokens = [tokenize(line) for line in refs]
     hyp_tokens = {name: [tokenize(line) for line in outputs] for name, outputs in systems.items()}

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError, UsageProblem
 from evalproto.base.numerals import plain_data
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.signature import Signature
@@ -64,6 +64,11 @@ class Analysis:
                 self.seed, int) or self.seed < 0):
             raise ValueError(f"seed must be a whole number >= 0 or None, got {self.seed!r}")
 
+    def check_systems(self, count: int) -> None:
+        """Refuse a paired test of fewer than two systems."""
+        if self.paired:
+            check_paired(count)
+
     @property
     def bootstrap_n(self) -> int:
         """Resamples behind the reported intervals; the paired bootstrap brings its own."""
@@ -79,6 +84,14 @@ class Analysis:
         if self.bootstrap_n or self.paired in ("bs", "ar"):
             fields.append(("seed", str(self.seed).lower()))
         return str(Signature.of(fields))
+
+
+def check_paired(systems: int) -> None:
+    """The one rule of every paired test: it compares two or more systems, the first
+    being the baseline."""
+    if systems < 2:
+        raise UsageProblem(f"paired tests compare systems: give two or more (the first is "
+                           f"the baseline), not {systems}")
 
 
 @dataclass

@@ -7,7 +7,7 @@ one request and waits is answered at once, while a client that pipelines many do
 not pay a write per reply. A request that cannot be served gets one
 `ERROR` line (and the same message on stderr); then the server exits non-zero unless
 it was started with --keep-going, because the tuners that speak this protocol do not
-read replies carefully (see design.md).
+read replies carefully (docs/protocol.md).
 """
 
 from __future__ import annotations
