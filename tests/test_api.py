@@ -24,6 +24,7 @@ REFS = [list(segment) for segment in zip(*STREAMS)]
 THEIRS = {"bleu": sacrebleu.BLEU, "chrf": sacrebleu.CHRF, "ter": sacrebleu.TER}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec, options", [("bleu", {}), ("bleu", {"tokenize": "intl"}),
                                            ("bleu", {"lowercase": True, "max_ngram_order": 3}),
                                            ("chrf", {}), ("chrf", {"word_order": 2}),

@@ -287,6 +287,7 @@ def test_one_system_has_no_ngram_analysis(tmp_path):
     assert [ours.bleu["mine"]] == list(theirs["bleu"].scores)
 
 
+@pytest.mark.slow
 def test_compare_mt_command_prints_our_figures():
     """The printed tables of the compare-mt command itself (not only its functions) show
     our figures, rounded to its 4 decimals."""
@@ -318,6 +319,7 @@ def test_compare_mt_command_prints_our_figures():
                                 for label, *column in zip(figures.labels, *values)}
 
 
+@pytest.mark.slow
 def test_compare_mt_orders_tied_ngrams_by_string_hashing():
     """Why the n-gram lists are compared up to ties: compare-mt's own lists differ from
     one process to the next. If this fails, compare-mt became deterministic and the lists

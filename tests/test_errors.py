@@ -38,6 +38,7 @@ def test_bad_option_values_are_one_clear_line(args, code, message):
     assert message in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec, value", [("combine chrf=1e307", "inf"),
                                          ("combine chrf=-1e308 chrf=-1e308", "-inf")])
 @pytest.mark.parametrize("extra", [[], ["-j", "2"], ["-sl"], ["-ci", "-cin", "10"]])
@@ -71,6 +72,7 @@ def test_every_command_refuses_what_a_cluster_cannot_take(args, message):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_a_decompression_bomb_is_refused_after_a_bounded_read(tmp_path):
     """About 100 kB of gzip that would expand to 100 MB without a line end."""
     bomb = write(tmp_path / "bomb.gz", gzip.compress(b"a" * 100_000_000, compresslevel=9))
@@ -119,6 +121,7 @@ def test_a_bad_surprisal_table_is_named(tmp_path, content, message):
     assert result.exit_code == 1 and f"{table}: {message}" in result.output
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path):
     name = os.fsdecode(b"hyp\xff.txt")
     (tmp_path / name).write_bytes(Path(DE_EN_HYP).read_bytes())

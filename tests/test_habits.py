@@ -77,6 +77,7 @@ def test_a_metric_name_is_never_read_as_a_file(tmp_path, monkeypatch):
 
 # -- sacrebleu's metric options -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sacrebleus_metric_options_set_the_metrics_they_belong_to():
     rows = scores(*DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "chrf", "ter", "-tok", "intl", "-lc",
                   "-s", "floor", "-sv", "0.2", "-cc", "5", "-cw", "2", "--chrf-beta", "1",
@@ -147,6 +148,7 @@ def sacrebleu_json(*args: str) -> list:
     return found if isinstance(found, list) else [found]
 
 
+@pytest.mark.slow
 def test_json_rows_carry_sacrebleus_name_and_verbose_score():
     ours = scores(*DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "chrf", "ter", "-cw", "2")
     theirs = sacrebleu_json(*DE_EN_REFS, "-i", DE_EN_HYP, "-m", "bleu", "chrf", "ter",
@@ -223,6 +225,7 @@ def test_a_fraction_shows_the_detail_a_percentage_shows(tmp_path):
     assert OurBLEU.extra_decimals == 0
 
 
+@pytest.mark.slow
 def test_an_evaluator_command_shows_its_scores_as_the_same_metric_in_process():
     """INFO gives the score's name and decimals, so `-e wer-evaluator` prints 0.609 as
     `-m wer` does (BLEU's details need the evaluator itself, so only -m has them)."""

@@ -136,6 +136,7 @@ def lmc_stats(path):
                                      text=True, check=True).stdout)
 
 
+@pytest.mark.lmc
 @pytest.mark.parametrize("candidates", [100, 5])
 def test_the_figures_equal_those_of_wc_and_we_logs_of_the_same_model(zoo, tmp_path, candidates):
     wc, we = logs(tmp_path, zoo["predictions"], candidates)
@@ -154,6 +155,7 @@ def test_the_figures_equal_those_of_wc_and_we_logs_of_the_same_model(zoo, tmp_pa
                 theirs["entropy"]["mean"] / math.log(2), rel=1e-12)
 
 
+@pytest.mark.lmc
 def test_skipped_unknown_tokens_are_unselected_events_of_the_logs(zoo, tmp_path):
     flags = [line.split() for line in Path(zoo["unkify"]).read_text().splitlines()]
     unknown = {(i, j) for i, line in enumerate(flags) for j, flag in enumerate(line)
@@ -622,6 +624,7 @@ GUIDE_COMMANDS = [(line, *re.sub(r"\\\n\s*", "", text[2:]).partition("\n")[::2])
                   for line, text in guide_blocks("text") if text.startswith("$ ")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line, command, shown", GUIDE_COMMANDS,
                          ids=[f"line {line}" for line, _, _ in GUIDE_COMMANDS])
 def test_the_guides_commands_print_what_it_shows(line, command, shown):

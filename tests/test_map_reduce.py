@@ -63,6 +63,7 @@ def test_reduce_runs_paired_tests_and_groups_as_corpus_score_does(tmp_path):
             assert ours.get(key) == theirs.get(key), key
 
 
+@pytest.mark.slow
 def test_shards_of_an_external_evaluator_reduce_with_the_command_the_user_names(tmp_path):
     files = shard(tmp_path, DE_EN_HYP, spec=script("bleu-evaluator"), kind="-e")
     refused = run_cli("reduce", *files)
@@ -262,6 +263,7 @@ def test_a_missing_shard_is_an_error_unless_partial(tmp_path, kept, missing):
     assert row["n"] == 100 and row["score"] == expected.score
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, spec, kind", [("-m", "chrf", "metric"),
                                               ("-e", "bleu-evaluator", "evaluator")])
 def test_format_1_files_are_still_read(tmp_path, flag, spec, kind):

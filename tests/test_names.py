@@ -59,6 +59,7 @@ def test_a_name_before_a_missing_file_reports_the_word_as_a_file():
     assert result.exit_code == 1 and "a=/no/such/file" in result.output
 
 
+@pytest.mark.dask
 def test_names_on_a_cluster(tmp_path):
     import evalproto
     comparison = evalproto.score_files(DE_EN_REFS, [DE_EN_HYP, DE_EN_HYP2], ["bleu"],

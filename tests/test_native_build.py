@@ -17,6 +17,7 @@ def test_setup_builds_with_warnings_on():
     assert '"-Wall", "-Wextra"' in setup and "win32" not in setup and "/std:" not in setup
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", SOURCES, ids=[path.name for path in SOURCES])
 def test_a_source_compiles_without_a_warning(source):
     compiler = shutil.which("g++") or shutil.which("c++")

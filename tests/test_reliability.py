@@ -38,6 +38,7 @@ def test_output_before_the_first_request_is_caught(tmp_path):
             process.stats_many(ITEMS)
 
 
+@pytest.mark.slow
 def test_a_failed_evaluator_leaves_no_orphaned_children(tmp_path, monkeypatch):
     pid_file = tmp_path / "grandchild.pid"
     monkeypatch.setenv("PID_FILE", str(pid_file))
@@ -61,6 +62,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAULTS)
 def test_corpus_score_names_command_request_status_and_stderr(tmp_path, monkeypatch, name):
     fault, problem, stderr_tail = FAULTS[name]
@@ -90,6 +92,7 @@ SIGNAL_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how, args, delay", SIGNAL_CASES)
 def test_ctrl_c_or_sigterm_ends_the_run_with_one_line_and_nothing_left(tmp_path, how, args,
                                                                       delay):
@@ -361,6 +364,7 @@ def test_two_outputs_to_one_file_are_refused(tmp_path):
     assert not os.path.exists(page)
 
 
+@pytest.mark.slow
 def test_o_dev_stdout_writes_where_the_shell_stands(tmp_path):
     """Into a file, /dev/stdout replaced the whole file (what the shell wrote before and
     after was lost); into a pipe it failed; so did a process substitution (/dev/fd/63).
@@ -400,6 +404,7 @@ def _gunzips(path: Path) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_writing_leaves_no_temporary_file(tmp_path):
     writer = ("import sys; from evalproto.base.outputs import write_output; "
               "write_output(sys.argv[1], 'x' * 300_000_000)")
