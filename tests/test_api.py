@@ -325,3 +325,10 @@ def test_every_public_name_is_documented():
 
 def test_the_modules_examples_run():
     assert doctest.testmod(evalproto.api.scoring).failed == 0
+
+
+def test_a_warning_points_at_the_callers_line(tmp_path):
+    """Not at the line deep inside evalproto where it was found."""
+    with pytest.warns(evalproto.InputWarning) as said:
+        evalproto.load("bleu").corpus_score(["a b c ."] * 120, [["a b c ."]] * 120)
+    assert said[0].filename == __file__

@@ -628,7 +628,8 @@ GUIDE_COMMANDS = [(line, *re.sub(r"\\\n\s*", "", text[2:]).partition("\n")[::2])
 @pytest.mark.parametrize("line, command, shown", GUIDE_COMMANDS,
                          ids=[f"line {line}" for line, _, _ in GUIDE_COMMANDS])
 def test_the_guides_commands_print_what_it_shows(line, command, shown):
-    """docs/lm-zoo.md's session, as test_readme.py runs the README's (byte for byte)."""
+    """docs/lm-zoo.md's session, as tests/test_docs_examples.py runs the other pages
+    (byte for byte)."""
     words = shlex.split(command)
     completed = subprocess.run([script(words[0]), *words[1:]], cwd=ROOT, capture_output=True,
                                text=True, timeout=300)

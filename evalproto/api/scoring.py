@@ -15,7 +15,6 @@ either, all with the same interface.
 
 from __future__ import annotations
 
-import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
@@ -23,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, c
 import click
 import numpy as np
 
-from evalproto.base.errors import InputWarning, UsageProblem
+from evalproto.base.errors import InputWarning, UsageProblem, warn
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
@@ -140,7 +139,7 @@ class Metric:
         each as long as `hyps`) goes by keyword, as `ref_streams`."""
         table = self.stats_table(hyps, refs, ref_streams=ref_streams)
         for warning in self.input_warnings(hyps):
-            warnings.warn(f"{self.label}: {warning}", InputWarning, stacklevel=2)
+            warn(InputWarning(f"{self.label}: {warning}"))
         (result,) = analyse([table], Analysis())
         return self._score(result)
 
@@ -508,7 +507,7 @@ def corpus_tables(stack: ExitStack, corpus: Corpus, metrics: Sequence[MetricLike
             check_ttest(source, label)
         for system, hyps in corpus.systems.items():
             for warning in input_warnings(source, hyps):
-                warnings.warn(f"{system}: {label}: {warning}", InputWarning, stacklevel=2)
+                warn(InputWarning(f"{system}: {label}: {warning}"))
         rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=label)
         tables.append(StatsTable(label, source, rows, corpus.ids, corpus.tags,
                                  nrefs=corpus.nrefs))
@@ -567,10 +566,10 @@ def _warn_of_json_lines(paths: Sequence[str], files: Sequence[Sequence[str]]) ->
     """An InputWarning for each text file whose every line is a JSON object."""
     for path, lines in zip(paths, files):
         if looks_like_json_lines(lines):
-            warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
-                          f"plain text, one segment per line: if it is a dataset or "
-                          f"predictions, give its format with `data_format` (dynabench "
-                          f"or oasst)", InputWarning, stacklevel=3)
+            warn(InputWarning(f"{path}: every line is a JSON object, but the file is read as "
+                              f"plain text, one segment per line: if it is a dataset or "
+                              f"predictions, give its format with `data_format` (dynabench "
+                              f"or oasst)"))
 
 
 def read_dataset(data_format: Optional[str], ref_paths: Sequence[str],

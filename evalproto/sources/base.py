@@ -5,7 +5,6 @@ cluster's workers."""
 from __future__ import annotations
 
 import time
-import warnings
 from collections import deque
 from dataclasses import dataclass
 from typing import (
@@ -23,7 +22,7 @@ from typing import (
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError, EvaluatorWarning
+from evalproto.base.errors import EvalprotoError, EvaluatorWarning, warn
 from evalproto.base.items import Item
 from evalproto.base.progress import QUIET, Progress
 
@@ -75,12 +74,11 @@ class Stripped:
     def warn(self, label: str) -> None:
         """One warning for all of them, if there were any."""
         if self.count:
-            warnings.warn(EvaluatorWarning(
+            warn(EvaluatorWarning(
                 f"{label}: {self.count} segment{'s' if self.count > 1 else ''} (the first: "
                 f"{self.first}) had whitespace at an end of a reference or hypothesis, which "
                 f"the protocol strips: the evaluator command scored them without it, where "
-                f"an evaluator in process scores every text as given, as sacrebleu does"),
-                stacklevel=2)
+                f"an evaluator in process scores every text as given, as sacrebleu does"))
 
 
 def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],

@@ -17,7 +17,6 @@ import shlex
 import subprocess
 import threading
 import time
-import warnings
 from collections import deque
 from typing import (
     Any,
@@ -38,7 +37,7 @@ from typing import (
 import numpy as np
 
 from evalproto.base import processes
-from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError
+from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError, warn
 from evalproto.base.items import Item, checked_items
 from evalproto.base.numerals import shorten
 from evalproto.sources.handshake import INFO_WAIT, Action, State, classify, reason, step
@@ -233,10 +232,9 @@ class EvaluatorProcess(ClosedOnExit):
         return info
 
     def _warn_undescribed(self, reason: str) -> None:
-        warnings.warn(EvaluatorWarning(
+        warn(EvaluatorWarning(
             f"evaluator {self.command!r} did not describe itself ({reason}): its "
-            f"statistics are named stat1, stat2, ... and its signature is its command line"),
-            stacklevel=2)
+            f"statistics are named stat1, stat2, ... and its signature is its command line"))
 
     # -- the Evaluator interface --------------------------------------------------
 
@@ -301,6 +299,7 @@ class EvaluatorProcess(ClosedOnExit):
             self._fail(f"it printed a line no request asked for: {_shown(extra)}")
         if status != 0:
             self._fail("it exited with a non-zero status at the end of its input")
+        self._release_pipes()
         self._state = State.STOPPED
 
     def terminate(self) -> None:
@@ -314,6 +313,16 @@ class EvaluatorProcess(ClosedOnExit):
         processes.kill_group(self._process)
         self._process.wait()
         self._close_stdin()
+        self._release_pipes()
+
+    def _release_pipes(self) -> None:
+        """Close the ended process's output pipes once their threads have read them to
+        the end (killed with its group, the process holds them open no longer)."""
+        for thread, stream in ((self._reader, self._process.stdout),
+                               (self._drainer, self._process.stderr)):
+            thread.join(timeout=_EXIT_GRACE_SECONDS)
+            if not thread.is_alive() and stream is not None:
+                stream.close()
 
     # -- the process and its three pipes ------------------------------------------
 

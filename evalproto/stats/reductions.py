@@ -74,9 +74,10 @@ class Analysis:
         """Resamples behind the reported intervals; the paired bootstrap brings its own."""
         return self.paired_n if self.paired == "bs" else self.resamples
 
-    def signature_prefix(self, nrefs: int | str) -> str:
-        """The data's part of a signature, in sacrebleu's order: nrefs, bs, ar, seed."""
-        fields: List[Tuple[str, Any]] = [("nrefs", nrefs)]
+    def signature_prefix(self, nrefs: Optional[int | str]) -> str:
+        """The data's part of a signature, in sacrebleu's order: nrefs (data without
+        references, an LM log, has none), bs, ar, seed."""
+        fields: List[Tuple[str, Any]] = [] if nrefs is None else [("nrefs", nrefs)]
         if self.bootstrap_n:
             fields.append(("bs", self.bootstrap_n))
         if self.paired == "ar":
@@ -84,6 +85,11 @@ class Analysis:
         if self.bootstrap_n or self.paired in ("bs", "ar"):
             fields.append(("seed", str(self.seed).lower()))
         return str(Signature.of(fields))
+
+
+def _joined(*parts: str) -> str:
+    """Signature parts as one signature (an empty part adds no field)."""
+    return "|".join(part for part in parts if part)
 
 
 def check_paired(systems: int) -> None:
@@ -160,7 +166,7 @@ def analyse(tables: Sequence[StatsTable], analysis: Analysis,
 
 def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
                    progress: Progress) -> List[Result]:
-    signature = f"{analysis.signature_prefix(table.nrefs)}|{table.metric.signature()}"
+    signature = _joined(analysis.signature_prefix(table.nrefs), table.metric.signature())
     figures = _tested(table, getattr(table.metric, "tested", None))
     baseline_name = table.systems[0]
     units = ([unit_rows(rows, table.units) for rows in table.rows.values()]
@@ -263,7 +269,7 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
     for table in tables:
         sentences = getattr(table.metric, "for_sentences", None)
         scorer = sentences() if sentences else table.metric
-        signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
+        signature = _joined(Analysis().signature_prefix(table.nrefs), scorer.signature())
         for system, rows in table.rows.items():
             try:
                 scores = np.asarray(scorer.score_many(rows))
