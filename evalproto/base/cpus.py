@@ -91,10 +91,10 @@ def _quota_in(directory: str, v2: bool) -> Optional[float]:
     """The quota a cgroup directory sets, in CPUs, or None for none (or unreadable)."""
     try:
         if v2:
-            quota, _, period = _read(os.path.join(directory, "cpu.max")).strip().partition(" ")
-            if quota == "max":
+            limit, _, period = _read(os.path.join(directory, "cpu.max")).strip().partition(" ")
+            if limit == "max":
                 return None
-            return int(quota) / int(period or "100000")
+            return int(limit) / int(period or "100000")
         quota = int(_read(os.path.join(directory, "cpu.cfs_quota_us")))
         if quota < 0:
             return None

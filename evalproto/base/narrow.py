@@ -15,12 +15,11 @@ from typing import Optional
 
 import numpy as np
 
-WHOLE_TYPES = tuple(np.dtype(kind) for kind in (np.uint8, np.int8, np.uint16, np.int16,
-                                                np.uint32, np.int32))
+_RANGES = tuple((np.dtype(kind), int(np.iinfo(kind).min), int(np.iinfo(kind).max))
+                for kind in (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32))
+WHOLE_TYPES = tuple(kind for kind, _, _ in _RANGES)
 """The whole-number types rows may be held in, narrowest first."""
-
-
-_INT32 = np.iinfo(np.int32)
+_LEAST, _MOST = min(least for _, least, _ in _RANGES), max(most for _, _, most in _RANGES)
 
 
 def narrowest(rows: np.ndarray) -> np.dtype:
@@ -32,16 +31,15 @@ def narrowest(rows: np.ndarray) -> np.dtype:
     if rows.size == 0:
         return WHOLE_TYPES[0]
     low, high = rows.min(), rows.max()
-    if not _INT32.min <= low <= high <= np.iinfo(np.uint32).max:  # NaN fails this too
+    if not _LEAST <= low <= high <= _MOST:  # NaN fails this too
         return np.dtype(np.float64)
     whole = rows.astype(np.int64)
     if not np.array_equal(whole, rows):
         return np.dtype(np.float64)
     if low <= 0 and np.any(np.signbit(rows) & (rows == 0)):  # -0.0 would lose its sign
         return np.dtype(np.float64)
-    for kind in WHOLE_TYPES:
-        limits = np.iinfo(kind)
-        if limits.min <= low and high <= limits.max:
+    for kind, least, most in _RANGES:
+        if least <= low and high <= most:
             return kind
     return np.dtype(np.float64)
 
