@@ -158,7 +158,8 @@ bool gather_columns(PyObject* refs, PyObject* hyps, References& held, Batch<Text
     const Py_ssize_t systems = PySequence_Fast_GET_SIZE(system_seq);
     std::vector<PyObject*> columns;
     for (Py_ssize_t j = 0; j < systems; ++j) {
-        PyObject* column = as_sequence(PySequence_Fast_GET_ITEM(system_seq, j), Where{"hyps"}.at(j));
+        PyObject* column =
+            as_sequence(PySequence_Fast_GET_ITEM(system_seq, j), Where{"hyps"}.at(j));
         if (!column) return false;
         held.keep(column);
         Py_DECREF(column);

@@ -258,8 +258,9 @@ class SystemRows {
         for (Py_buffer& view : views_) PyBuffer_Release(&view);
     }
 
-    // Reads `systems` (a sequence of arrays of n rows each); false with a Python error
-    // if one is not a 2-D uint8 or uint16 array of n rows.
+    // Reads `systems` (a sequence of arrays of n rows each; n < 0: as many as the
+    // first has); false with a Python error if one is not a 2-D uint8 or uint16 array
+    // of n rows, or there is none.
     bool read(PyObject* systems, Py_ssize_t n) {
         PyObject* sequence = PySequence_Fast(systems, "systems must be a sequence of arrays");
         if (!sequence) return false;
@@ -274,8 +275,10 @@ class SystemRows {
                 Py_DECREF(sequence);
                 return false;
             }
-            const bool narrow = view.itemsize == 1 && view.format && std::strcmp(view.format, "B") == 0;
-            const bool wide = view.itemsize == 2 && view.format && std::strcmp(view.format, "H") == 0;
+            const bool typed = view.format != nullptr;
+            const bool narrow = typed && view.itemsize == 1 && std::strcmp(view.format, "B") == 0;
+            const bool wide = typed && view.itemsize == 2 && std::strcmp(view.format, "H") == 0;
+            if (view.ndim == 2 && n < 0) n = view.shape[0];
             if (view.ndim != 2 || !(narrow || wide) || view.shape[0] != n) {
                 Py_DECREF(sequence);
                 PyErr_SetString(PyExc_ValueError, "systems must be 2-D uint8 or uint16 arrays of "
@@ -287,6 +290,11 @@ class SystemRows {
             width += view.shape[1];
         }
         Py_DECREF(sequence);
+        if (rows.empty()) {
+            PyErr_SetString(PyExc_ValueError, "systems must hold at least one array");
+            return false;
+        }
+        segments = n;
         return true;
     }
 
@@ -299,23 +307,25 @@ class SystemRows {
     template <class T>
     void row(Py_ssize_t segment, T* out) const {
         for (const Rows& own : rows)
-            for (Py_ssize_t column = 0; column < own.width; ++column) *out++ = T(own.at(segment, column));
+            for (Py_ssize_t column = 0; column < own.width; ++column)
+                *out++ = T(own.at(segment, column));
     }
 
     std::vector<Rows> rows;
-    Py_ssize_t width = 0;
+    Py_ssize_t segments = 0, width = 0;
 
   private:
     std::vector<Py_buffer> views_;
 };
 
-// A writable C-contiguous int64 or uint64 array of `rows` x `width`, or a Python error.
-bool sums_buffer(PyObject* out, Py_ssize_t rows, Py_ssize_t width, Py_buffer& view) {
+// A writable C-contiguous int64 array of `rows` x `width` (rows < 0: as many as it
+// holds, set), or a Python error.
+bool sums_buffer(PyObject* out, Py_ssize_t& rows, Py_ssize_t width, Py_buffer& view) {
     if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return false;
     const bool whole = view.itemsize == 8 && view.format &&
-                       (std::strcmp(view.format, "q") == 0 || std::strcmp(view.format, "Q") == 0 ||
-                        std::strcmp(view.format, "l") == 0 || std::strcmp(view.format, "L") == 0);
+                       (std::strcmp(view.format, "q") == 0 || std::strcmp(view.format, "l") == 0);
+    if (rows < 0 && width > 0) rows = view.len / 8 / width;
     if (!whole || view.len != rows * width * 8) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "out must be a C-contiguous int64 array of one row of "
@@ -349,7 +359,7 @@ struct Block {
 // 256 < 2**32) and a whole block for uint8 ones.
 template <class Column>
 IN_CLONES void add_products(const Block<Column>& block, Py_ssize_t r0, Py_ssize_t c0,
-                         Py_ssize_t begin, Py_ssize_t end) {
+                            Py_ssize_t begin, Py_ssize_t end) {
     const Py_ssize_t step = sizeof(Column) == 1 ? PRODUCT_BLOCK : 256;
     for (Py_ssize_t first = begin; first < end; first += step) {
         const Py_ssize_t last = std::min(end, first + step);
@@ -358,7 +368,8 @@ IN_CLONES void add_products(const Block<Column>& block, Py_ssize_t r0, Py_ssize_
             for (Py_ssize_t c = c0; c < block.width; ++c) {
                 const Column* column = block.columns + c * PRODUCT_BLOCK;
                 uint32_t sum = 0;
-                for (Py_ssize_t b = first; b < last; ++b) sum += uint32_t(count[b]) * uint32_t(column[b]);
+                for (Py_ssize_t b = first; b < last; ++b)
+                    sum += uint32_t(count[b]) * uint32_t(column[b]);
                 block.sums[r * block.width + c] += sum;
             }
         }
@@ -430,7 +441,8 @@ bool small_counts(const uint8_t* counts, Py_ssize_t n, Py_ssize_t resamples, Py_
 void block_sums(const Block<uint8_t>& block, Py_ssize_t size, bool vnni) {
 #if EVALPROTO_X86
     const Py_ssize_t whole = size / 64 * 64;
-    if (vnni && whole && has_vnni() && small_counts(block.counts, block.n, block.resamples, whole)) {
+    if (vnni && whole && has_vnni() &&
+        small_counts(block.counts, block.n, block.resamples, whole)) {
         add_products_vnni(block, whole);
         const Py_ssize_t resamples = block.resamples / 4 * 4, width = block.width / 4 * 4;
         add_products_narrow(Block<uint8_t>{block.counts, block.n, resamples, block.columns,
@@ -481,7 +493,8 @@ PyObject* products(PyObject*, PyObject* args, PyObject* kwargs) {
         PyErr_SetString(PyExc_ValueError, "counts must be a C-contiguous 2-D uint8 array");
         return nullptr;
     }
-    const Py_ssize_t resamples = counts.shape[0], n = counts.shape[1];
+    Py_ssize_t resamples = counts.shape[0];
+    const Py_ssize_t n = counts.shape[1];
     SystemRows systems;
     Py_buffer sums;
     if (!systems.read(systems_object, n) || !sums_buffer(out, resamples, systems.width, sums)) {
@@ -576,7 +589,8 @@ IN_CLONES void build_tables(RangeTables<Entry>& own, const SystemRows& systems, 
         std::fill(table, table + vectors, Lanes<Entry>{});
         for (int m = 1; m < 256; ++m) {
             const Lanes<Entry>* without = table + (m & (m - 1)) * vectors;
-            const Lanes<Entry>* row = own.rows.data() + __builtin_ctz(static_cast<unsigned>(m)) * vectors;
+            const int lowest = __builtin_ctz(static_cast<unsigned>(m));  // the segment m adds
+            const Lanes<Entry>* row = own.rows.data() + lowest * vectors;
             for (Py_ssize_t v = 0; v < vectors; ++v) table[m * vectors + v].set(without[v], row[v]);
         }
     }
@@ -610,7 +624,7 @@ struct Stream {
 // to sums (a row of padded(width) per trial).
 template <class Entry>
 IN_CLONES void add_swapped(const Stream& stream, const SystemRows& systems, Py_ssize_t first,
-                 Py_ssize_t trials, Py_ssize_t begin, Py_ssize_t end, uint64_t* sums) {
+                           Py_ssize_t trials, Py_ssize_t begin, Py_ssize_t end, uint64_t* sums) {
     const Py_ssize_t n = stream.n;
     RangeTables<Entry> own(systems.width);
     // From one trial's outputs for a range to the next trial's: the stream moves on n
@@ -628,7 +642,8 @@ IN_CLONES void add_swapped(const Stream& stream, const SystemRows& systems, Py_s
             outputs[RANGE_OUTPUTS] = 0;
             const unsigned shift = static_cast<unsigned>(position & 63);
             for (int o = 0; o < RANGE_OUTPUTS; ++o)
-                bits[o] = shift ? (outputs[o] >> shift) | (outputs[o + 1] << (64 - shift)) : outputs[o];
+                bits[o] = shift ? (outputs[o] >> shift) | (outputs[o + 1] << (64 - shift))
+                                : outputs[o];
             add_trial(own, bits, sums + t * padded(systems.width));
             const u128 following = position + n;
             generator.state = ((following >> 6) - (position >> 6) == static_cast<u128>(n / 64)
@@ -660,31 +675,19 @@ PyObject* randomization_sums(PyObject*, PyObject* args, PyObject* kwargs) {
                                      const_cast<char**>(keywords), &state_high, &state_low,
                                      &inc_high, &inc_low, &first, &systems_object, &out, &threads))
         return nullptr;
-    PyObject* sequence = PySequence_Fast(systems_object, "systems must be a sequence of arrays");
-    if (!sequence) return nullptr;
-    if (PySequence_Fast_GET_SIZE(sequence) == 0) {
-        Py_DECREF(sequence);
-        PyErr_SetString(PyExc_ValueError, "systems must hold at least one array");
-        return nullptr;
-    }
-    PyObject* shape = PyObject_GetAttrString(PySequence_Fast_GET_ITEM(sequence, 0), "shape");
-    Py_DECREF(sequence);
-    if (!shape) return nullptr;
-    const Py_ssize_t n = PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) >= 1
-                             ? PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0)) : -1;
-    Py_DECREF(shape);
-    if (n < 1 || first < 0 || threads < 1) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "systems must have rows; first >= 0 and threads >= 1");
+    if (first < 0 || threads < 1) {
+        PyErr_SetString(PyExc_ValueError, "first must be >= 0 and threads >= 1");
         return nullptr;
     }
     SystemRows systems;
-    if (!systems.read(systems_object, n)) return nullptr;
-    Py_buffer sums;
-    if (PyObject_GetBuffer(out, &sums, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (!systems.read(systems_object, -1)) return nullptr;
+    const Py_ssize_t n = systems.segments;
+    if (n < 1) {
+        PyErr_SetString(PyExc_ValueError, "systems must have rows");
         return nullptr;
-    const Py_ssize_t trials = systems.width ? sums.len / 8 / systems.width : 0;
-    PyBuffer_Release(&sums);
+    }
+    Py_ssize_t trials = -1;
+    Py_buffer sums;
     if (!sums_buffer(out, trials, systems.width, sums)) return nullptr;
     const Stream stream{make_u128(state_high, state_low), make_u128(inc_high, inc_low), n};
     const bool wide = systems.wide();
@@ -708,8 +711,8 @@ PyObject* randomization_sums(PyObject*, PyObject* args, PyObject* kwargs) {
         try {
             for (Py_ssize_t part = 1; part < parts; ++part) helpers.emplace_back(run_part, part);
         } catch (const std::system_error&) {
-            for (Py_ssize_t part = static_cast<Py_ssize_t>(helpers.size()) + 1; part < parts; ++part)
-                run_part(part);
+            const Py_ssize_t started = static_cast<Py_ssize_t>(helpers.size());
+            for (Py_ssize_t part = started + 1; part < parts; ++part) run_part(part);
         }
         run_part(0);
         for (std::thread& helper : helpers) helper.join();

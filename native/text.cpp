@@ -196,7 +196,8 @@ uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {
     uint64_t h = hash_symbols(s, n);
     uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
         const Entry& entry = entries_[e];
-        return entry.hash == h && entry.length == n && same_symbols(chars_.data() + entry.start, s, n);
+        return entry.hash == h && entry.length == n &&
+               same_symbols(chars_.data() + entry.start, s, n);
     });
     if (*slot) return *slot - 1;
     if (!insert) return UNKNOWN;

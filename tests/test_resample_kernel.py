@@ -227,7 +227,7 @@ def test_randomization_sums_refuse_bad_arguments():
     rows = [np.zeros((5, 2), np.uint8)]
     with pytest.raises(ValueError, match="int64 array"):
         _resample.randomization_sums(*kernel_stream(1), 0, rows, np.zeros((3, 2)))
-    with pytest.raises(ValueError, match="first >= 0 and threads >= 1"):
+    with pytest.raises(ValueError, match="first must be >= 0 and threads >= 1"):
         _resample.randomization_sums(*kernel_stream(1), 0, rows, np.zeros((3, 2), np.int64),
                                      threads=0)
     with pytest.raises(ValueError, match="at least one array"):
