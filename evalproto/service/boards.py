@@ -22,6 +22,7 @@ from evalproto.api.board import (
     Standing,
     describe_metric,
     read_upload,
+    report_page,
     rows_from_bytes,
     standings_of,
     stats_file_text,
@@ -30,7 +31,7 @@ from evalproto.api.scoring import Metric
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
-from evalproto.service.errors import Conflict, Invalid, NotFound
+from evalproto.service.errors import Conflict, Invalid, NotFound, Refused
 from evalproto.service.jobs import Workers
 from evalproto.sources.specs import MetricSpec
 from evalproto.stats.resampling import DEFAULT_SEED
@@ -41,6 +42,7 @@ SAMPLES = 1000
 """Bootstrap resamples behind every interval and test: corpus-score --confidence's and
 the report's default, with their default seed."""
 KEPT_STANDINGS = 256
+KEPT_REPORTS = 8
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class Boards:
         self._datasets: Dict[int, DatasetText] = {}
         self._standings: OrderedDict[Any, List[Standing]] = OrderedDict()
         self._computing: Dict[Any, Future] = {}
+        self._reports: OrderedDict[Any, Future] = OrderedDict()
         self._workers: Optional[Workers] = None
 
     # -- what is kept at hand ----------------------------------------------------------
@@ -314,6 +317,56 @@ class Boards:
                            f"(wait with: evalproto board leaderboard {task_name} --wait)")
         left_out = [metric.spec for metric in metric_rows if metric not in chosen]
         return dataset, text, evaluations, current, chosen, left_out
+
+    # -- report pages --------------------------------------------------------------------
+
+    def report(self, task_name: str, dataset_name: str) -> Tuple[str, str]:
+        """The `evalproto report` page of a dataset's models and its Content Security
+        Policy: their current submissions under the metrics that scored all of them (an
+        export's), in the leaderboard's order (the first is the report's baseline). Made
+        once per set of evaluations, in a worker process."""
+        (section,) = self.leaderboard(task_name, dataset_name)["datasets"]
+        order = list(dict.fromkeys(entry["model"] for entry in section["entries"]))
+        with store.reading(self.engine) as connection:
+            dataset, text, evaluations, current, chosen, _ = self._export_plan(
+                connection, task_name, dataset_name)
+        current = sorted(current, key=lambda row: order.index(row.model)
+                         if row.model in order else len(order))
+        scored = [[(row.model, evaluations[metric.id][row.predictions_id].id)
+                   for row in current] for metric in chosen]
+        key = (dataset.id, tuple(metric.signature for metric in chosen),
+               tuple(tuple(pairs) for pairs in scored))
+        with self._lock:
+            future = self._reports.get(key)
+            mine = future is None
+            if future is None:
+                future = self._reports[key] = Future()
+                while len(self._reports) > KEPT_REPORTS:
+                    self._reports.popitem(last=False)
+        if mine:
+            try:
+                with store.reading(self.engine) as connection:
+                    stored = store.evaluation_rows(connection, [
+                        evaluation for pairs in scored for _, evaluation in pairs])
+                rows = [{model: rows_from_bytes(stored[evaluation], len(text.ids))
+                         for model, evaluation in pairs} for pairs in scored]
+                specs = [MetricSpec(metric.kind, metric.spec) for metric in chosen]
+                arguments = (specs, rows, text.ids, text.tags, text.nrefs, self.samples,
+                             self.seed)
+                workers = self._workers
+                page = (workers.submit(report_page, *arguments).result()
+                        if workers is not None else report_page(*arguments))
+                future.set_result(page)
+            except BaseException as exc:  # those waiting learn why; the next one tries again
+                with self._lock:
+                    self._reports.pop(key, None)
+                future.set_exception(exc)
+        try:
+            return future.result()
+        except Refused:
+            raise
+        except EvalprotoError as exc:  # a tag the report cannot show, say
+            raise Conflict(f"no report of {dataset_name!r}: {exc}") from None
 
     # -- registering metrics ---------------------------------------------------------------
 

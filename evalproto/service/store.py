@@ -450,6 +450,18 @@ def _queue(connection: Connection, pairs: Sequence[Tuple[int, int]]) -> None:
              "attempts": 0, "created": created} for submission, metric in pairs])
 
 
+def task_activity(connection: Connection) -> Dict[int, Tuple[int, Optional[float]]]:
+    """Each task's number of models and the time of its last submission, by task id
+    (a task without submissions is not in it)."""
+    counted = connection.execute(select(models.c.task_id, func.count()).group_by(
+        models.c.task_id))
+    last = dict(connection.execute(
+        select(models.c.task_id, func.max(submissions.c.created))
+        .join(submissions, submissions.c.model_id == models.c.id).group_by(models.c.task_id)
+    ).tuples().all())
+    return {int(task_id): (int(count), last.get(task_id)) for task_id, count in counted}
+
+
 def model(connection: Connection, task_id: int, name: str) -> Row:
     found = connection.execute(
         select(models.c.id, models.c.name, teams.c.name.label("team"))
