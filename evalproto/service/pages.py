@@ -13,9 +13,11 @@ act for a user. A refusal is the API's, with its message, shown beside the form.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
@@ -30,6 +32,7 @@ from evalproto.base.version import __version__
 from evalproto.reports.leaderboard import rank_text
 from evalproto.reports.report import decimals, fixed
 from evalproto.service import actions, store
+from evalproto.service.boards import RANKING
 from evalproto.service.context import Service
 from evalproto.service.errors import Invalid, NotFound, Refused, log_refusal
 from evalproto.service.names import check_name
@@ -41,6 +44,7 @@ POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'sel
 """Only this origin's script, style sheet and JSON; forms post only here."""
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            "Cache-Control": "no-store"}
+KEPT_PAGES = 64
 FORM_LIMITS = {"max_files": 1, "max_fields": 8}
 """A form holds a few fields and at most one file (its size bounded as the API's)."""
 
@@ -54,11 +58,60 @@ _templates.filters["fixed"] = lambda value: fixed(value, decimals([value], 1), "
 _templates.globals["version"] = __version__
 
 
+def render(template: str, **values: Any) -> str:
+    return _templates.get_template(template).render(**values)
+
+
 def page(template: str, status: int = 200, **values: Any) -> HTMLResponse:
     """A page from its template, with the pages' security headers."""
-    text = _templates.get_template(template).render(**values)
+    return answer(render(template, **values), status)
+
+
+def answer(text: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(text, status_code=status,
                         headers={"Content-Security-Policy": POLICY, **HEADERS})
+
+
+class Kept:
+    """Pages, and the leaderboards and exports they are made of, each kept with the
+    version of its task it was made at (Boards.version): while the version holds, it is
+    the same, and a read costs the version's few queries instead of its making (under
+    load, readers of 50 model pages share one leaderboard). One reader makes what a new
+    version needs; the others wait for it, or, where `earlier` allows, take the one
+    made at the version before meanwhile (a page a moment old, which its script
+    updates), so that a change does not stall every reader at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Tuple[Any, ...], Tuple[Tuple[Any, ...], Any]] = OrderedDict()
+        self._making: Dict[Tuple[Any, ...], threading.Event] = {}
+
+    def get(self, key: Tuple[Any, ...], version: Tuple[Any, ...], make: Callable[[], Any],
+            earlier: bool = False) -> Any:
+        while True:
+            with self._lock:
+                found = self._kept.get(key)
+                if found is not None and found[0] == version:
+                    self._kept.move_to_end(key)
+                    return found[1]
+                making = self._making.get(key)
+                if making is None:
+                    making = self._making[key] = threading.Event()
+                    break
+                if earlier and found is not None:
+                    return found[1]
+            making.wait()  # then it is this version's, or this reader makes it
+        try:
+            value = make()
+            with self._lock:
+                self._kept[key] = (version, value)
+                while len(self._kept) > KEPT_PAGES:
+                    self._kept.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                self._making.pop(key, None)
+            making.set()
 
 
 def wants_page(request: Request) -> bool:
@@ -108,12 +161,13 @@ class Line:
     submission: int
     rank: Optional[List[int]]
     cells: List[Cell]
+    ranking: bool = False  # scored, its rank being computed
     cluster: Optional[int] = None
     first_of_cluster: bool = False
 
     @property
     def rank_text(self) -> str:
-        return rank_text(self.rank, "–") if self.rank else "–"
+        return rank_text(self.rank, "–") if self.rank else "ranking…" if self.ranking else "–"
 
     def value(self, key: str) -> Any:
         """What the row sorts by under a column (None sorts last either way)."""
@@ -170,6 +224,11 @@ class Section:
     perf: str  # the key of the perf metric's column, which ranks
     sorting: Sorting = field(default_factory=Sorting)
 
+    @property
+    def ranking(self) -> int:
+        """How many figures are being ranked (scored, their intervals on the way)."""
+        return sum(cell.status == RANKING for line in self.lines for cell in line.cells)
+
     def aria_sort(self, key: str) -> Optional[str]:
         if key != self.sorting.key:
             return None
@@ -205,7 +264,7 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
         lines.append(Line(index, model, first["team"], first["submission"],
                           first["rank"] if ranked else None,
                           [_cell(column, cells.get((model, column.spec)))
-                           for column in columns]))
+                           for column in columns], first["status"] == RANKING))
     _clusters(lines)
     sorting = Sorting.parse(sort, ["rank", "model", "team", *(c.key for c in columns)])
     key_column = next((column for column in columns if column.key == sorting.key), None)
@@ -224,9 +283,12 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
 def _cell(column: Column, entry: Optional[Mapping[str, Any]]) -> Cell:
     if entry is None:
         return Cell(column.key, "none", None, "–")
+    places = column.places
+    if entry["status"] == RANKING:  # its interval is on the way
+        return Cell(column.key, RANKING, entry["score"],
+                    f"{fixed(entry['score'], places, 'n/a')} ± …")
     if entry["status"] != store.DONE:
         return Cell(column.key, entry["status"], None, entry["status"], entry["message"])
-    places = column.places
     return Cell(column.key, store.DONE, entry["score"],
                 f"{fixed(entry['score'], places, 'n/a')} ± "
                 f"{fixed(entry['half_width'], places, 'n/a')}")
@@ -280,6 +342,7 @@ def _tag_tables(columns: Sequence[Column],
 def add_pages(app: FastAPI, service: Service) -> None:
     """The pages' routes and their static files, on the API's application."""
     boards = service.boards
+    kept = Kept()
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -298,34 +361,55 @@ def add_pages(app: FastAPI, service: Service) -> None:
     def task_page(task: str, round: Optional[str] = None, sort: Optional[str] = None,
                   submitted: Optional[str] = None) -> Response:
         check_name(task, "task")
-        board = boards.leaderboard(task)
-        rounds = sorted({dataset["round"] for dataset in board["datasets"]
-                         if dataset["round"] is not None})
         chosen = int(round) if round and round.isdigit() else None
-        sections = [section(board, dataset, sort) for dataset in board["datasets"]
-                    if chosen is None or dataset["round"] == chosen]
-        return page("task.html", board=board, sections=sections, rounds=rounds,
-                    perf_name=metric_names(board["metrics"])[board["perf"]],
-                    chosen=chosen, sort=sort, submitted=_submission(boards, task, submitted),
-                    jobs=board["jobs"])
+        notice = _submission(boards, task, submitted)
+
+        version = boards.version(task)
+
+        def make() -> str:
+            board = board_of(task, version)
+            rounds = sorted({dataset["round"] for dataset in board["datasets"]
+                             if dataset["round"] is not None})
+            sections = [section(board, dataset, sort) for dataset in board["datasets"]
+                        if chosen is None or dataset["round"] == chosen]
+            return render("task.html", board=board, sections=sections, rounds=rounds,
+                          perf_name=metric_names(board["metrics"])[board["perf"]],
+                          chosen=chosen, submitted=notice, jobs=board["jobs"])
+
+        if notice is not None:
+            return answer(make())
+        return answer(kept.get(("task", task, chosen, sort), version, make, earlier=True))
 
     @app.get("/tasks/{task}/models/{model}", response_class=HTMLResponse,
              include_in_schema=False)
     def model_page(task: str, model: str) -> Response:
         check_name(task, "task")
         check_name(model, "model")
+        version = boards.version(task)
+        return answer(kept.get(("model", task, model), version,
+                               lambda: model_text(task, model, version), earlier=True))
+
+    def board_of(task: str, version: Tuple[Any, ...]) -> Dict[str, Any]:
+        """The task's leaderboard (not waiting for standings: see Boards.standings)."""
+        found: Dict[str, Any] = kept.get(("board", task), version,
+                                         lambda: boards.leaderboard(task, wait=False))
+        return found
+
+    def model_text(task: str, model: str, version: Tuple[Any, ...]) -> str:
         history = boards.model(task, model)
-        board = boards.leaderboard(task)
+        board = board_of(task, version)
         names = metric_names(board["metrics"])
         datasets = []
         for dataset in board["datasets"]:
             shown = section(board, dataset)
             line = next((line for line in shown.lines if line.model == model), None)
             if line is not None:
-                datasets.append((shown, line, _stats_link(boards, task, dataset["dataset"],
-                                                          model), model_tags(shown, model)))
+                export = kept.get(("export", task, dataset["dataset"]), version,
+                                  lambda name=dataset["dataset"]: _export(boards, task, name))
+                datasets.append((shown, line, _stats_link(export, dataset["dataset"], model),
+                                 model_tags(shown, model)))
         current = {line.submission for _, line, _, _ in datasets}
-        return page("model.html", task=task, model=model, team=history["team"],
+        return render("model.html", task=task, model=model, team=history["team"],
                     datasets=datasets, names=names, current=current,
                     history=[dict(record, submitted=record["submitted"].replace("T", " "))
                              for record in history["submissions"]])
@@ -487,13 +571,20 @@ def _submission(boards: Any, task: str, submitted: Optional[str]) -> Optional[Di
     return found if found["task"] == task else None
 
 
-def _stats_link(boards: Any, task: str, dataset: str, model: str) -> Tuple[bool, str]:
+def _export(boards: Any, task: str, dataset: str) -> Dict[str, Any] | str:
+    """What an export of the dataset holds, or why there is none yet."""
+    try:
+        found: Dict[str, Any] = boards.export(task, dataset)
+    except Refused as exc:
+        return exc.message
+    return found
+
+
+def _stats_link(export: Dict[str, Any] | str, dataset: str, model: str) -> Tuple[bool, str]:
     """(whether the model's stats file can be downloaded, which metrics it holds or
     why not)."""
-    try:
-        export: Dict[str, Any] = boards.export(task, dataset)
-    except Refused as exc:
-        return False, exc.message
+    if isinstance(export, str):
+        return False, export
     if model not in export["models"]:
         return False, f"{model} has no current submission on {dataset}"
     return True, ", ".join(export["metrics"])

@@ -7,6 +7,7 @@ storing nothing. The same pages in a real browser: test_pages_browser.py."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import quote
@@ -19,7 +20,8 @@ from evalproto.api.report import format_report, report_from_stats
 from evalproto.reports.leaderboard import rank_text
 from evalproto.reports.report import decimals, fixed
 from evalproto.service import store
-from evalproto.service.pages import POLICY
+from evalproto.service.boards import Boards
+from evalproto.service.pages import POLICY, Kept
 
 from .boardpages import (
     HOSTILE_MODEL,
@@ -169,8 +171,8 @@ def test_clusters_share_a_shade_and_a_rule_opens_each(served):
              if entry["metric"] == "bleu"]
     rows = parse(get(server, "/tasks/mt").text).xpath(
         "//table[@id='table-wmt22-de-en']/tbody/tr")
-    assert len(rows) == len(ranks) == 4
-    assert len({tuple(rank) for rank in ranks}) < 4  # the board has a cluster of two
+    assert len(rows) == len(ranks) >= 4
+    assert len({tuple(rank) for rank in ranks}) < len(ranks)  # a cluster of two or more
     for number, (row, rank) in enumerate(zip(rows, ranks)):
         first = number == 0 or ranks[number - 1] != rank
         assert ("cluster-start" in row.get("class").split()) == first
@@ -252,9 +254,9 @@ def test_the_index_lists_tasks_with_datasets_metrics_models_and_last_submission(
     datasets, metrics, models, last = found["mt"]
     assert datasets == "wmt22-de-en (round 1), wmt22-en-de (round 2)"
     assert metrics == "BLEU (ranks), chrF2++"
-    assert models == "6"
-    submitted = [record["submitted"] for model in ("lt22", "mixed", "lan-bridge", "human-b",
-                                                   "online-a", "jdexplore")
+    names = {entry["model"] for entry in server.leaderboard("mt")}
+    assert models == str(len(names)) and len(names) >= 6
+    submitted = [record["submitted"] for model in names
                  for record in server.ok("GET", f"/api/tasks/mt/models/{model}",
                                          None)["submissions"]]
     assert last == max(submitted).replace("T", " ")
@@ -293,12 +295,11 @@ def test_the_model_page(served):
             repr(score["score"]) for score in record["scores"]]
 
 
+@pytest.mark.parametrize("served", ["sqlite"], indirect=True)  # figures, not storage
 def test_the_report_page_is_evalprotos_report_of_the_export(served, tmp_path):
     """The page is `evalproto report --stats` on the export's stats files, in the
     leaderboard's order, with the dataset's tags as groups: byte for byte."""
     server, board = served
-    if not server.url.startswith("sqlite"):
-        pytest.skip("the report's figures do not depend on the database; SQLite shows them")
     order = list(dict.fromkeys(entry["model"] for entry in server.leaderboard(
         "mt", "wmt22-en-de")))
     paths = []
@@ -341,6 +342,81 @@ def test_hostile_names_and_tags_are_text(served):
     assert shown_error(refused).startswith(f"model name {HOSTILE_MODEL!r} is not valid")
 
 
+def test_pages_do_not_wait_for_standings_and_show_new_scores_as_ranking(served):
+    """Boards.leaderboard(wait=False), as the pages read it: a set of evaluations not
+    ranked yet shows the standings last computed for the models unchanged, the others
+    "ranking" with their stored score, in score order, until the background computation
+    brings the API's figures."""
+    server, board = served
+    engine = store.open_engine(store.database_url(server.url))
+    try:
+        fresh = Boards(engine)  # nothing computed yet, no worker processes
+        first = fresh.leaderboard("mt", "wmt22-de-en", wait=False)["datasets"][0]["entries"]
+        api = server.leaderboard("mt", "wmt22-de-en")
+        assert {entry["status"] for entry in first} == {"ranking"}
+        assert {(e["model"], e["metric"]): e["score"] for e in first} == {
+            (e["model"], e["metric"]): e["score"] for e in api}
+        assert all(e["rank"] is None and e["half_width"] is None for e in first)
+        bleu = [e["score"] for e in first if e["metric"] == "bleu"]
+        assert bleu == sorted(bleu, reverse=True)
+        until(lambda: fresh.leaderboard("mt", "wmt22-de-en", wait=False) == server.ok(
+            "GET", "/api/tasks/mt/leaderboard", None, params={"dataset": "wmt22-de-en"}),
+            "the background computation to give the API's leaderboard")
+
+        data = jsonl_bytes([{"id": f"s{number}", "pred": hyp} for number, hyp in
+                            enumerate(lines("de-en.ref.B.en")[:75] +
+                                      lines("de-en.hyp.LT22.en")[75:], 1)])
+        server.ok("POST", "/api/tasks/mt/datasets/wmt22-de-en/models/half-human",
+                  board.teams["lab-b"], content=data)
+        server.wait("mt")
+        before = {e["model"]: e for e in first if e["metric"] == "bleu"}
+        ranked_before = {e["model"]: e for e in api if e["metric"] == "bleu"}
+        shown = [e for e in fresh.leaderboard("mt", "wmt22-de-en", wait=False)[
+            "datasets"][0]["entries"] if e["metric"] == "bleu"]
+        new = next(e for e in shown if e["model"] == "half-human")
+        assert new["status"] == "ranking" and new["rank"] is None
+        for entry in shown:
+            if entry["model"] in before:  # the standings computed before, kept meanwhile
+                assert entry["status"] == "done"
+                assert entry["rank"] == ranked_before[entry["model"]]["rank"]
+        assert [e["score"] for e in shown] == sorted((e["score"] for e in shown),
+                                                     reverse=True)
+        until(lambda: fresh.leaderboard("mt", "wmt22-de-en", wait=False) == server.ok(
+            "GET", "/api/tasks/mt/leaderboard", None, params={"dataset": "wmt22-de-en"}),
+            "the new model to be ranked")
+    finally:
+        fresh.close()
+        engine.dispose()
+
+
+def test_kept_pages_are_made_once_per_version_and_readers_do_not_pile_up():
+    kept = Kept()
+    made: List[str] = []
+    assert kept.get(("page",), (1,), lambda: made.append("v1") or "page 1") == "page 1"
+    assert kept.get(("page",), (1,), lambda: made.append("again") or "no") == "page 1"
+    started, finish = threading.Event(), threading.Event()
+
+    def slow() -> str:
+        started.set()
+        assert finish.wait(30)
+        made.append("v2")
+        return "page 2"
+
+    maker = threading.Thread(target=lambda: kept.get(("page",), (2,), slow))
+    maker.start()
+    assert started.wait(30)
+    assert kept.get(("page",), (2,), lambda: "no", earlier=True) == "page 1"  # meanwhile
+    waiter: List[str] = []
+    waiting = threading.Thread(target=lambda: waiter.append(kept.get(("page",), (2,),
+                                                                     lambda: "no")))
+    waiting.start()
+    finish.set()
+    maker.join(30)
+    waiting.join(30)
+    assert waiter == ["page 2"] and made == ["v1", "v2"]
+    assert kept.get(("page",), (3,), lambda: "page 3") == "page 3"
+
+
 # -- forms -------------------------------------------------------------------------------------
 
 def test_a_submission_through_the_form(served):
@@ -364,11 +440,14 @@ def test_a_submission_through_the_form(served):
         " ".join(notice.text_content().split()))
     cells = board_cells(page.text)
     assert {cells["wmt22-de-en", "form-model", key]["status"] for key in ("m0", "m1")} <= {
-        "queued", "running", "done"}
+        "queued", "running", "ranking", "done"}
     server.wait("mt")
+    entries = server.leaderboard("mt", "wmt22-de-en")  # the API waits for the standings
     cells = board_cells(get(server, "/tasks/mt").text)
-    for entry in server.leaderboard("mt", "wmt22-de-en"):
+    for entry in entries:
         if entry["model"] == "form-model":
+            assert cells["wmt22-de-en", "form-model", "rank"]["text"] == rank_text(
+                entry["rank"], "–")
             key = "m0" if entry["metric"] == "bleu" else "m1"
             assert cells["wmt22-de-en", "form-model", key]["value"] == repr(entry["score"])
 

@@ -1,7 +1,8 @@
 /* evalproto's leaderboard pages: a heading's button sorts its table in place, and a
    task's page brings itself up to date when its jobs change, polling the JSON API (the
-   page's HTML is fetched again only then, and swapped in without a reload). Without
-   this script the pages work as well: the headings then sort through the server. */
+   page's HTML is fetched again only then, or while new scores are being ranked, and
+   swapped in without a reload). Without this script the pages work as well: the
+   headings then sort through the server. */
 (function () {
   "use strict";
 
@@ -66,9 +67,11 @@
   var board = document.getElementById("board");
   if (!board || !board.getAttribute("data-poll") || !window.fetch) { return; }
 
+  function ranking() { return (board.getAttribute("data-ranking") || "0") !== "0"; }
+
   function busy() {
     var counts = (board.getAttribute("data-jobs") || "").split(",");
-    return counts[0] !== "0" || counts[1] !== "0";
+    return counts[0] !== "0" || counts[1] !== "0" || ranking();
   }
 
   function swap(text) {
@@ -81,6 +84,7 @@
       return document.adoptNode(node);
     }));
     board.setAttribute("data-jobs", fresh.getAttribute("data-jobs"));
+    board.setAttribute("data-ranking", fresh.getAttribute("data-ranking"));
     open.forEach(function (id) {
       var details = document.getElementById(id);
       if (details) { details.open = true; }
@@ -98,7 +102,7 @@
       .then(function (jobs) {
         if (!jobs) { return null; }
         var counts = [jobs.queued, jobs.running, jobs.done, jobs.failed].join(",");
-        if (counts === board.getAttribute("data-jobs")) { return null; }
+        if (counts === board.getAttribute("data-jobs") && !ranking()) { return null; }
         return fetch(window.location.href, {cache: "no-store"}).then(function (response) {
           return response.ok ? response.text().then(swap) : null;
         });
