@@ -3,17 +3,14 @@ TER statistics), evalproto.stats._resample (bootstrap draw counts), evalproto.wi
 (the protocol server's batches of SCORE lines) and evalproto.readers._lmlog (the
 per-event loops of LM Challenge logs). The package's metadata is in setup.cfg."""
 
-import sys
-
 from setuptools import Extension, setup
 
-if sys.platform == "win32":
-    COMPILE_ARGS = ["/std:c++17", "/O2", "/fp:precise"]
-else:
-    # -ffp-contract=off: chrF's F and TER's beam must round each float operation as
-    # Python does; a fused multiply-add (gcc contracts by default where the target
-    # has one, e.g. aarch64) would change the last bit.
-    COMPILE_ARGS = ["-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math"]
+# POSIX with gcc or clang only: resample.cpp counts with unsigned __int128, and evaluator
+# processes run in POSIX sessions (setup.cfg declares the platforms).
+# -ffp-contract=off: chrF's F and TER's beam must round each float operation as Python
+# does; a fused multiply-add (gcc contracts by default where the target has one, e.g.
+# aarch64) would change the last bit. -Wall -Wextra: the build is warning-free.
+COMPILE_ARGS = ["-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wextra"]
 
 setup(
     ext_modules=[
@@ -39,7 +36,9 @@ setup(
         ),
         Extension(
             "evalproto.readers._lmlog",
-            sources=["native/lmlog.cpp"],
+            sources=["native/lmlog.cpp", "native/lmevents.cpp", "native/jsonl.cpp",
+                     "native/md5.cpp"],
+            depends=["native/lmevents.hpp", "native/jsonl.hpp", "native/md5.hpp"],
             language="c++",
             extra_compile_args=COMPILE_ARGS,
         ),

@@ -21,48 +21,35 @@ from evalproto.base.version import __version__ as __version__
 _PUBLIC: Dict[str, Tuple[str, str]] = {
     # metrics and their scores
     **{name: ("evalproto.api.scoring", name) for name in (
-        "load", "Metric", "Score", "compare", "Comparison", "registered_evaluators",
-        "describe_evaluator", "evaluator_name", "with_options", "info", "read_dataset",
-        "score_corpus", "analysis_of")},
-    **{name: ("evalproto.api.cluster", name) for name in (
-        "score_files", "score_on_cluster", "bag_stats", "bag_score")},
-    **{name: ("evalproto.api.statsfiles", name) for name in (
-        "reduce_stats", "write_stats_files", "import_scores")},
-    **{name: ("evalproto.api.lm", name) for name in (
-        "lm_score", "LMScore", "lm_compare", "LMComparison", "lm_summaries", "LMOptions")},
-    **{name: ("evalproto.api.report", name) for name in (
-        "REPORT_METRICS", "report_corpus", "report_from_stats", "format_report",
-        "compare_mt_lines")},
-    "Report": ("evalproto.reports.report", "Report"),
-    "ReportOptions": ("evalproto.reports.report", "ReportOptions"),
+        "load", "Metric", "Score", "info", "registered_evaluators", "describe_evaluator",
+        "compare", "Comparison", "read_dataset")},
+    "MetricSpec": ("evalproto.sources.specs", "MetricSpec"),
+    "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),
+    "DEFAULT_TIMEOUT": ("evalproto.sources.process", "DEFAULT_TIMEOUT"),
+    # writing a metric
     "Evaluator": ("evalproto.metrics.evaluator", "Evaluator"),
     "CountsEvaluator": ("evalproto.metrics.evaluator", "CountsEvaluator"),
-    "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),
-    "MetricSpec": ("evalproto.sources.specs", "MetricSpec"),
-    "DEFAULT_TIMEOUT": ("evalproto.sources.process", "DEFAULT_TIMEOUT"),
     # tables and reductions
     "StatsTable": ("evalproto.stats.table", "StatsTable"),
     "Analysis": ("evalproto.stats.reductions", "Analysis"),
     "Result": ("evalproto.stats.reductions", "Result"),
-    "analyse": ("evalproto.stats.reductions", "analyse"),
     "DEFAULT_SEED": ("evalproto.stats.resampling", "DEFAULT_SEED"),
-    # inputs
+    # files
     "Corpus": ("evalproto.readers.text", "Corpus"),
     "read_corpus": ("evalproto.readers.text", "read_corpus"),
-    "check_inputs": ("evalproto.readers.text", "check_inputs"),
-    "read_groups": ("evalproto.readers.groups", "read_groups"),
     "DATA_FORMATS": ("evalproto.readers.datasets", "FORMATS"),
-    # outputs
-    "FORMATS": ("evalproto.reports.results", "FORMATS"),
-    "format_results": ("evalproto.reports.results", "format_results"),
-    "format_segments": ("evalproto.reports.results", "format_segments"),
-    "format_scores": ("evalproto.reports.results", "format_scores"),
-    "write_stats": ("evalproto.reports.statsfiles", "write_stats"),
-    "format_lm_json": ("evalproto.reports.lm", "format_json"),
-    "format_lm_text": ("evalproto.reports.lm", "format_text"),
-    "format_lm_comparison": ("evalproto.reports.lm", "format_comparison_text"),
-    "write_output": ("evalproto.base.outputs", "write_output"),
-    "parse_number": ("evalproto.base.numerals", "parse_number"),
+    "score_files": ("evalproto.api.files", "score_files"),
+    "reduce_stats": ("evalproto.api.statsfiles", "reduce_stats"),
+    # LM evaluation logs
+    **{name: ("evalproto.api.lm", name) for name in (
+        "lm_score", "LMScore", "lm_compare", "LMComparison")},
+    # reports
+    **{name: ("evalproto.api.report", name) for name in (
+        "report_corpus", "report_from_stats", "format_report")},
+    "Report": ("evalproto.reports.report", "Report"),
+    "ReportOptions": ("evalproto.reports.report", "ReportOptions"),
+    # Dask
+    **{name: ("evalproto.api.cluster", name) for name in ("bag_stats", "bag_score")},
     # errors
     **{name: ("evalproto.base.errors", name) for name in (
         "EvalprotoError", "EvaluatorError", "InputError", "SetupError", "SpecError",

@@ -25,7 +25,7 @@ from evalproto.base.errors import SetupError
 from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.fast_13a import FastTokenizer13a
 from evalproto.evaluators.native import as_rows, kernels
-from evalproto.metrics.evaluator import CountsEvaluator, Item
+from evalproto.metrics.evaluator import CountsEvaluator, Evaluator, Item
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",
@@ -128,22 +128,22 @@ class BLEU(CountsEvaluator):
                     text = text.lower() if self.lowercase else text
                     return self.tokenizer(text.rstrip()) if in_python else text
 
-                hyps, refs = [prepare(hyp) for hyp in hyps], [
-                    [prepare(ref) for ref in segment] for segment in refs]
+                hyps = [prepare(hyp) for hyp in hyps]
+                refs = [tuple(prepare(ref) for ref in segment) for segment in refs]
             rows = kernels().bleu_rows(hyps, refs, self.max_order,
                                        "none" if in_python else tokenizer)
             return as_rows(rows, len(self.stat_names))
         references = References.of(items)
-        hyps = len(items)
+        segments = len(items)
         sequences = Sequences.of_tokens([self._tokens(hyp) for _, hyp in items]
                                         + [self._tokens(ref) for ref in references.texts])
-        hyp_len = sequences.lengths[:hyps]
-        ref_len = sequences.lengths[hyps:][references.distinct]
-        rows = np.zeros((hyps, len(self.stat_names)))
+        hyp_len = sequences.lengths[:segments]
+        ref_len = sequences.lengths[segments:][references.distinct]
+        rows = np.zeros((segments, len(self.stat_names)))
         rows[:, 0] = hyp_len
         rows[:, 1] = closest_lengths(hyp_len, ref_len, references.owner)
         for n, counts in enumerate(count_ngrams(sequences, self.max_order)):
-            found = matches(counts, hyps, references)
+            found = matches(counts, segments, references)
             # A hypothesis n-gram counts up to its largest count in any reference. The
             # matches of one rank (every item's first reference, ...) are of distinct pairs.
             clipped = np.zeros(len(found.hyp_sequence))
@@ -151,7 +151,7 @@ class BLEU(CountsEvaluator):
             for r in range(int(rank.max(initial=-1)) + 1):
                 pairs, count = found.hyp_pair[rank == r], found.count[rank == r]
                 clipped[pairs] = np.maximum(clipped[pairs], count)
-            rows[:, 2 + n] = np.bincount(found.hyp_sequence, weights=clipped, minlength=hyps)
+            rows[:, 2 + n] = np.bincount(found.hyp_sequence, weights=clipped, minlength=segments)
             rows[:, 2 + self.max_order + n] = np.maximum(hyp_len - n, 0)
         return rows
 
@@ -197,8 +197,8 @@ class BLEU(CountsEvaluator):
         order = self.max_order
         sys_len, ref_len = int(vector[0]), int(vector[1])
         correct, total = list(vector[2:2 + order]), list(vector[2 + order:2 + 2 * order])
-        value = SMOOTH_DEFAULTS[self.smooth_method] if self.smooth_value is None \
-            else self.smooth_value
+        value = float((SMOOTH_DEFAULTS[self.smooth_method] if self.smooth_value is None
+                       else self.smooth_value) or 0.0)  # none and exp take no value
         bp = 1.0
         if sys_len < ref_len:
             bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
@@ -226,7 +226,7 @@ class BLEU(CountsEvaluator):
                        "ratio": sys_len / ref_len if ref_len else 0.0,
                        "sys_len": sys_len, "ref_len": ref_len}
 
-    def for_sentences(self) -> BLEU:
+    def for_sentences(self) -> Evaluator:
         """This BLEU with effective order, as sacrebleu scores sentences (its `-sl` turns
         it on: otherwise a sentence of fewer than four words would score 0)."""
         return self if self.effective_order else self.with_changes(effective_order=True)

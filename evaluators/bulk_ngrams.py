@@ -69,7 +69,10 @@ class Sequences:
 
     @classmethod
     def of_characters(cls, texts: Sequence[str]) -> Sequences:
-        points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        # One code point per character, a lone surrogate too (Python's str holds them;
+        # sacrebleu and the compiled kernel count them as characters).
+        points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
+                               dtype=np.uint32)
         alphabet, ids = np.unique(points, return_inverse=True)
         return cls(ids.astype(np.int64), _lengths(texts), len(alphabet))
 

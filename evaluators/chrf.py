@@ -213,7 +213,7 @@ class CHRF(CountsEvaluator):
                   for n in range(1, self.char_order + 1)]
         if self.word_order:
             words = split_punctuation(text)
-            ngrams += [Counter(zip(*(words[i:] for i in range(n))))
+            ngrams += [Counter(zip(*(words[i:] for i in range(n))))  # type: ignore[arg-type]
                        for n in range(1, self.word_order + 1)]
         return ngrams
 

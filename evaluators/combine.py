@@ -69,8 +69,9 @@ class Combine(Evaluator):
                 yield broken, f"{rule} (part {number}, {self.specs[number - 1]})"
 
     def score(self, vector: np.ndarray) -> float:
-        return sum(weight * part.checked_score(vector[piece])
-                   for weight, part, piece in zip(self.weights, self.parts, self._slices))
+        return sum([weight * part.checked_score(list(vector[piece]))
+                    for weight, part, piece in zip(self.weights, self.parts, self._slices)],
+                   0.0)
 
     def signature_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {

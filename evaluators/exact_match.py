@@ -11,10 +11,10 @@ from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.metrics.evaluator import Evaluator
+from evalproto.metrics.evaluator import CountsEvaluator
 
 
-class ExactMatch(Evaluator):
+class ExactMatch(CountsEvaluator):
     """Percentage of predictions equal to a reference (Dynabench accuracy)."""
 
     name = "exact-match"
@@ -29,8 +29,6 @@ class ExactMatch(Evaluator):
 
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         yield from super().rules(rows, summed)
-        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
-            "every statistic is a count (a whole number >= 0)"
         yield rows[:, 0] > rows[:, 1], "hits <= n"
         if not summed:
             yield rows[:, 1] != 1, "n == 1"

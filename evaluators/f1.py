@@ -15,10 +15,10 @@ import click
 import numpy as np
 
 from evalproto.base.errors import SetupError
-from evalproto.metrics.evaluator import Evaluator
+from evalproto.metrics.evaluator import CountsEvaluator
 
 
-class MacroF1(Evaluator):
+class MacroF1(CountsEvaluator):
     """Macro-averaged F1 over declared labels, like scikit-learn's (a fraction)."""
 
     name = "f1"
@@ -33,7 +33,7 @@ class MacroF1(Evaluator):
         names = [label.strip() for label in labels.split(",")] if isinstance(labels, str) \
             else list(labels)
         if not all(names) or len(set(names)) != len(names):
-            raise SetupError(f"--labels needs distinct, non-empty labels, got {labels!r}")
+            raise SetupError(f"the labels must be distinct and non-empty, got {labels!r}")
         self.labels = names
         self._index = {label: i for i, label in enumerate(names)}
         self.stat_names = tuple(f"{label}_{count}" for label in names
@@ -55,8 +55,6 @@ class MacroF1(Evaluator):
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         """Each item is one true positive, or one false positive with one false negative."""
         yield from super().rules(rows, summed)
-        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
-            "every statistic is a count (a whole number >= 0)"
         tp, fp, fn = rows[:, 0::3].sum(axis=1), rows[:, 1::3].sum(axis=1), rows[:, 2::3].sum(axis=1)
         yield fp != fn, "the false positives add up to the false negatives"
         if not summed:

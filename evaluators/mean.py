@@ -33,13 +33,19 @@ class Mean(Evaluator):
                           "together."),
         click.Option(["--lower-is-better"], is_flag=True,
                      help="A lower score is better (an error count, MetricX)."),
+        click.Option(["--extra-decimals"], type=click.IntRange(0, 20), default=2,
+                     show_default=True,
+                     help="Decimals shown beyond a percentage's: COMET's 0-1 means read "
+                          "0.512 and 0.634, as WER's, where one decimal would show 0.5 and "
+                          "0.6."),
     )
 
     def __init__(self, label: Optional[str] = "mean", signature: str = "",
-                 lower_is_better: bool = False) -> None:
+                 lower_is_better: bool = False, extra_decimals: int = 2) -> None:
         self.label = label or "mean"
         self.metric_signature = signature
         self.higher_is_better = not lower_is_better  # type: ignore[misc]
+        self.extra_decimals = extra_decimals
         self.stat_names = ("sum", "sumsq", "count")
 
     @property

@@ -63,7 +63,7 @@ class SQuAD(Evaluator):
         """Each segment adds an F1 and an exact match between 0 and 1, and 1 to n."""
         yield from super().rules(rows, summed)
         f1_sum, exact_sum, n = rows[:, 0], rows[:, 1], rows[:, 2]
-        yield (rows < 0).any(axis=1), "every statistic >= 0"
+        yield np.asarray((rows < 0).any(axis=1)), "every statistic >= 0"
         yield (exact_sum != np.trunc(exact_sum)) | (n != np.trunc(n)), \
             "exact_match_sum and n are whole numbers"
         yield np.maximum(f1_sum, exact_sum) > n, "f1_sum <= n and exact_match_sum <= n"

@@ -63,7 +63,7 @@ class TER(Evaluator):
             total_ref_len += ref_len
             if best_edits is None or edits < best_edits:
                 best_edits = edits
-        return [best_edits, total_ref_len / len(refs)]
+        return [float(best_edits or 0), total_ref_len / len(refs)]
 
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """The rows by the compiled edit search, on the words of the Tercom tokenizer

@@ -17,13 +17,13 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import Iterator, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import click
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from evalproto.metrics.evaluator import Evaluator
+from evalproto.metrics.evaluator import CountsEvaluator
 
 _SPACE_RUNS = re.compile(r"\s\s+")
 _OPCODE_STATS = {"replace": 0, "delete": 1, "insert": 2}
@@ -40,18 +40,19 @@ def _punctuation_remover() -> dict:
 
 def edit_counts(ref: Sequence[str], hyp: Sequence[str]) -> List[int]:
     """[substitutions, deletions, insertions] of jiwer's alignment of hyp to ref."""
-    ids: dict = {}
+    ids: Dict[str, int] = {}
     ref_ids = [ids.setdefault(unit, len(ids)) for unit in ref]
     hyp_ids = [ids.setdefault(unit, len(ids)) for unit in hyp]
     counts = [0, 0, 0]
-    for tag, ref_start, ref_end, hyp_start, hyp_end in Levenshtein.opcodes(ref_ids, hyp_ids):
-        if tag in _OPCODE_STATS:
-            counts[_OPCODE_STATS[tag]] += (hyp_end - hyp_start if tag == "insert"
-                                           else ref_end - ref_start)
+    for opcode in Levenshtein.opcodes(ref_ids, hyp_ids):
+        if opcode.tag in _OPCODE_STATS:
+            counts[_OPCODE_STATS[opcode.tag]] += (
+                opcode.dest_end - opcode.dest_start if opcode.tag == "insert"
+                else opcode.src_end - opcode.src_start)
     return counts
 
 
-class WER(Evaluator):
+class WER(CountsEvaluator):
     """Word error rate, identical to jiwer's (a fraction)."""
 
     name = "wer"
@@ -85,8 +86,6 @@ class WER(Evaluator):
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         """Counts; substitutions and deletions are of reference units."""
         yield from super().rules(rows, summed)
-        yield ((rows < 0) | (rows != np.trunc(rows))).any(axis=1), \
-            "every statistic is a count (a whole number >= 0)"
         yield rows[:, 0] + rows[:, 1] > rows[:, 3], "substitutions + deletions <= ref_len"
 
     def score(self, vector: np.ndarray) -> float:

@@ -1,4 +1,4 @@
-// evalproto._native: the Python face of the kernels.
+// evalproto.evaluators._native: the Python face of the kernels.
 //
 // Each function checks and gathers its arguments with the GIL held (a new reference
 // to every str it will read, so that nothing it reads can be freed or changed), then

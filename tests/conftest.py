@@ -22,6 +22,38 @@ from click.testing import CliRunner
 from evalproto.cli.main import main
 
 DATA = Path(__file__).parent / "data"
+
+# -- the quick tier -----------------------------------------------------------------------
+
+KINDS = ("browser", "dask", "install", "lmc")
+"""Kinds of slow test (setup.cfg's markers); `pytest -m "not slow"` leaves them all out."""
+SLOW_FILES = {
+    "test_whitespace_rule.py": "slow",  # sacrebleu's command line against every path
+    "test_fuzz.py": "slow",
+    "test_cli_fuzz.py": "slow",
+    "test_docs_examples.py": "slow",  # every command of every page
+    "test_docs_site.py": "slow",  # mkdocs builds the site
+    "test_distributed.py": "dask",
+    "test_report_browser.py": "browser",
+    "test_plugins.py": "install",
+}
+"""Files whose every test is of a slow kind."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """Mark the slow kinds: whole files (SLOW_FILES), the evaluation service's tests (a
+    server and a database each), tests that run lmc (its fixture); and every kind as
+    slow too."""
+    for item in items:
+        path = Path(str(item.fspath))
+        if path.name in SLOW_FILES:
+            item.add_marker(SLOW_FILES[path.name])
+        if path.parent.name == "service":
+            item.add_marker("slow")
+        if "lmc" in getattr(item, "fixturenames", ()):
+            item.add_marker("lmc")
+        if any(item.get_closest_marker(kind) for kind in KINDS):
+            item.add_marker("slow")
 DE_EN_REFS = [str(DATA / "de-en.ref.A.en"), str(DATA / "de-en.ref.B.en")]
 DE_EN_HYP = str(DATA / "de-en.hyp.LT22.en")
 DE_EN_HYP2 = str(DATA / "de-en.hyp.Lan-Bridge.en")

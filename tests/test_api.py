@@ -14,6 +14,8 @@ from conftest import DATA, DE_EN_REFS, json_rows, read_lines, run_cli
 
 import evalproto
 import evalproto.api.scoring
+from evalproto.api.files import file_stats
+from evalproto.api.scoring import score_corpus
 
 STREAMS = [read_lines(path) for path in DE_EN_REFS]
 HYPS = read_lines(str(DATA / "de-en.hyp.LT22.en"))
@@ -22,6 +24,7 @@ REFS = [list(segment) for segment in zip(*STREAMS)]
 THEIRS = {"bleu": sacrebleu.BLEU, "chrf": sacrebleu.CHRF, "ter": sacrebleu.TER}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec, options", [("bleu", {}), ("bleu", {"tokenize": "intl"}),
                                            ("bleu", {"lowercase": True, "max_ngram_order": 3}),
                                            ("chrf", {}), ("chrf", {"word_order": 2}),
@@ -107,6 +110,15 @@ def test_a_summed_vector_is_scored_as_given_and_a_bad_shape_is_explained():
             metric.score_stats(bad)
 
 
+def test_statistics_that_are_not_numbers_are_named_by_their_row():
+    """NaN was said to 'add up beyond the largest number a double holds'."""
+    rows = np.ones((3, 10))
+    rows[1, 4] = np.nan
+    with pytest.raises(evalproto.EvalprotoError, match="row 2: the statistic correct_3 is nan, "
+                                                       "not a finite number"):
+        evalproto.load("bleu").score_stats(rows)
+
+
 def test_every_function_that_asks_for_metrics_takes_their_names(tmp_path):
     """report_corpus(corpus, ["bleu", "chrf"]) raised AttributeError: 'str' object has no
     attribute 'build', while compare() took names."""
@@ -118,11 +130,10 @@ def test_every_function_that_asks_for_metrics_takes_their_names(tmp_path):
                                   evalproto.Analysis())
     assert named.results[0].score == evalproto.load("bleu").corpus_score(HYPS, REFS).score
     with evalproto.load("chrf") as chrf:
-        mixed = evalproto.score_corpus(corpus, ["bleu", evalproto.MetricSpec("in-process", "ter"),
-                                                chrf], evalproto.Analysis())
+        mixed = score_corpus(corpus, ["bleu", evalproto.MetricSpec("in-process", "ter"), chrf],
+                             evalproto.Analysis())
     assert [result.metric for result in mixed.results] == ["bleu", "ter", "chrf"]
-    columns, _, _ = evalproto.write_stats_files(DE_EN_REFS, str(DATA / "de-en.hyp.LT22.en"),
-                                                ["bleu"])
+    columns, _, _ = file_stats(DE_EN_REFS, str(DATA / "de-en.hyp.LT22.en"), ["bleu"])
     assert columns[0].spec == "bleu"
     with pytest.raises(TypeError, match="metrics must be a list of metric specs"):
         evalproto.report_corpus(corpus, "bleu")
@@ -151,6 +162,24 @@ def test_compare_takes_a_list_of_systems_and_loaded_metrics():
     assert comparison.results[1].score == \
         sacrebleu.BLEU(tokenize="intl").corpus_score(OTHER, STREAMS).score
     assert "system 2" in str(comparison)
+
+
+def test_to_pandas_marks_every_missing_figure_alike():
+    """group was None in one frame and NaN in another; mean and ci floats in one and
+    None in another."""
+    frames = [evalproto.compare({"A": HYPS[:20], "B": OTHER[:20]}, REFS[:20], **options
+                                ).to_pandas()
+              for options in ({}, {"confidence": 10, "groups": [["x"]] * 10 + [[]] * 10},
+                              {"paired": "bs", "paired_n": 10})]
+    for frame in frames:
+        for column in ("score", "mean", "ci", "p_value"):
+            assert frame[column].dtype == np.float64, column
+        assert not [value for column in ("group", "mean", "ci", "p_value")
+                    for value in frame[column] if value is None]  # NaN marks them all
+    assert frames[0]["group"].isna().all() and frames[0]["mean"].isna().all()
+    assert frames[1]["group"].tolist()[2:] == ["x", "x"]
+    assert frames[1]["group"].isna().tolist() == [True, True, False, False]
+    assert frames[2]["p_value"].isna().tolist() == [True, False]
 
 
 def test_to_pandas_says_how_to_install_pandas(monkeypatch):
@@ -296,3 +325,10 @@ def test_every_public_name_is_documented():
 
 def test_the_modules_examples_run():
     assert doctest.testmod(evalproto.api.scoring).failed == 0
+
+
+def test_a_warning_points_at_the_callers_line(tmp_path):
+    """Not at the line deep inside evalproto where it was found."""
+    with pytest.warns(evalproto.InputWarning) as said:
+        evalproto.load("bleu").corpus_score(["a b c ."] * 120, [["a b c ."]] * 120)
+    assert said[0].filename == __file__

@@ -109,6 +109,7 @@ METRIC_CASES = ([(BLEU, SacreBLEU, options) for options in BLEU_OPTIONS]
                 + [(CHRF, SacreCHRF, options) for options in CHRF_OPTIONS])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("ours, theirs, options", METRIC_CASES,
                          ids=[f"{ours.name}{options}" for ours, _, options in METRIC_CASES])

@@ -56,12 +56,14 @@ def test_an_evaluator_that_exits_on_info_is_restarted_without_it(tmp_path):
         assert process.stats_many(ITEMS).shape == (3, 3)
 
 
+@pytest.mark.slow
 def test_an_evaluator_that_ignores_info_is_used_without_it(tmp_path):
     with EvaluatorProcess(fake(tmp_path, on_unknown="continue"), timeout=1) as process:
         assert process.info is None
         assert process.stats_many(ITEMS).tolist()[0] == [1, 3, 2]
 
 
+@pytest.mark.slow
 def test_the_first_copy_ending_late_does_not_disturb_the_restarted_one(tmp_path):
     """A process that outlives the evaluator keeps its stdout open, so the first copy's
     output ends (at 2.5 s) while the restarted copy is answering (its second SCORE
@@ -92,6 +94,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAULTS)
 def test_every_fault_is_one_clear_error(tmp_path, name):
     fault, message = FAULTS[name]
@@ -205,6 +208,7 @@ def test_an_evaluator_that_answers_info_the_protocols_way_is_restarted(tmp_path)
             assert process.stat_names == ("stat1", "stat2", "stat3")
 
 
+@pytest.mark.slow
 def test_a_slow_start_is_not_mistaken_for_ignoring_info(tmp_path, monkeypatch):
     """Its late reply to INFO comes first, and is taken as the description: the signature
     and stat names are the evaluator's own, not made up."""
@@ -216,6 +220,7 @@ def test_a_slow_start_is_not_mistaken_for_ignoring_info(tmp_path, monkeypatch):
     assert rows.tolist() == [[1, 3, 2], [1, 2, 1], [1, 1, 3]]
 
 
+@pytest.mark.slow
 def test_copies_that_ignore_info_cost_one_wait_together_not_one_each(tmp_path):
     """Copies started together share one INFO deadline: once the first has waited it
     out, the others have nothing left to wait (each waited its own 2 s before)."""
@@ -231,6 +236,7 @@ def test_copies_that_ignore_info_cost_one_wait_together_not_one_each(tmp_path):
             copy.terminate()
 
 
+@pytest.mark.slow
 def test_a_pool_of_copies_that_ignore_info_still_scores(tmp_path):
     command = fake(tmp_path, on_unknown="continue")
     with pytest.warns(EvaluatorWarning, match="it did not answer INFO"):
@@ -286,6 +292,7 @@ def test_a_background_child_holding_the_output_open_is_killed_at_the_end(tmp_pat
     assert_ends(child)
 
 
+@pytest.mark.slow
 def test_an_evaluator_that_does_not_exit_at_the_end_of_its_input_is_killed(tmp_path):
     lingering = tmp_path / "lingering.py"
     lingering.write_text("import sys, time\n"

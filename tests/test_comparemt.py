@@ -166,8 +166,9 @@ def assert_matches_compare_mt(ref_path: str, out_paths: Sequence[str],
     if freq_corpus is not None:
         options = ["--compare_word_accuracies", f"bucket_type=freq,freq_corpus_file={freq_corpus}"]
     theirs = by_kind(compare_mt_reports(ref_path, out_paths, *options))
-    ours = cm.analyze(cm.read_lines(ref_path), [cm.read_lines(path) for path in out_paths],
-                      freq_corpus=None if freq_corpus is None else cm.read_lines(freq_corpus))
+    ours = cm.compare_mt_figures(
+        cm.read_lines(ref_path), [cm.read_lines(path) for path in out_paths],
+        freq_corpus=None if freq_corpus is None else cm.read_lines(freq_corpus))
     names = ours.systems
     assert names == tuple(f"sys{i + 1}" for i in range(len(out_paths)))
 
@@ -249,7 +250,7 @@ def test_frequency_corpus_equals_compare_mt(corpus, freq_corpus):
     ours = assert_matches_compare_mt(str(DATA / ref), [str(DATA / out) for out in outs],
                                      freq_corpus=str(DATA / freq_corpus))
     # the frequency corpus, not the reference, decides the buckets
-    default = cm.analyze(cm.read_lines(str(DATA / ref)),
+    default = cm.compare_mt_figures(cm.read_lines(str(DATA / ref)),
                          [cm.read_lines(str(DATA / out)) for out in outs])
     assert not np.array_equal(ours.word_accuracy.rows["sys1"], default.word_accuracy.rows["sys1"])
 
@@ -280,11 +281,13 @@ def test_random_text_equals_compare_mt(tmp_path, seed):
 def test_one_system_has_no_ngram_analysis(tmp_path):
     ref, (out, _) = CORPORA["multilingual"]
     theirs = by_kind(compare_mt_reports(str(DATA / ref), [str(DATA / out)]))
-    ours = cm.analyze(cm.read_lines(str(DATA / ref)), {"mine": cm.read_lines(str(DATA / out))})
+    ours = cm.compare_mt_figures(cm.read_lines(str(DATA / ref)),
+                                 {"mine": cm.read_lines(str(DATA / out))})
     assert "ngrams" not in theirs and ours.ngrams is None
     assert [ours.bleu["mine"]] == list(theirs["bleu"].scores)
 
 
+@pytest.mark.slow
 def test_compare_mt_command_prints_our_figures():
     """The printed tables of the compare-mt command itself (not only its functions) show
     our figures, rounded to its 4 decimals."""
@@ -292,7 +295,8 @@ def test_compare_mt_command_prints_our_figures():
     paths = [str(DATA / ref)] + [str(DATA / out) for out in outs]
     printed = subprocess.run([sys.executable, "-m", "compare_mt.compare_mt_main", *paths],
                              capture_output=True, text=True, check=True).stdout
-    ours = cm.analyze(cm.read_lines(paths[0]), [cm.read_lines(path) for path in paths[1:]])
+    ours = cm.compare_mt_figures(cm.read_lines(paths[0]),
+                                 [cm.read_lines(path) for path in paths[1:]])
 
     def table(after: str) -> Dict[str, List[float]]:
         lines = printed[printed.index(after):].split("\n\n")[0].splitlines()
@@ -315,6 +319,7 @@ def test_compare_mt_command_prints_our_figures():
                                 for label, *column in zip(figures.labels, *values)}
 
 
+@pytest.mark.slow
 def test_compare_mt_orders_tied_ngrams_by_string_hashing():
     """Why the n-gram lists are compared up to ties: compare-mt's own lists differ from
     one process to the next. If this fails, compare-mt became deterministic and the lists
@@ -341,7 +346,7 @@ def test_weighted_rows_equal_compare_mt_on_the_resampled_corpus(tmp_path):
     ref, outs = CORPORA["de-en"]
     ref_path, out_paths = str(DATA / ref), [str(DATA / out) for out in outs]
     lines = [cm.read_lines(path) for path in [ref_path] + out_paths]
-    ours = cm.analyze(lines[0], lines[1:])
+    ours = cm.compare_mt_figures(lines[0], lines[1:])
     picks = np.random.default_rng(7).choice(len(lines[0]), len(lines[0]))
     weights = np.bincount(picks, minlength=len(lines[0]))
     paths = write_corpus(tmp_path, [[column[i] for i in picks] for column in lines])
@@ -452,7 +457,7 @@ def test_descending_cutoffs_are_refused():
 
 def test_segment_counts_must_agree():
     with pytest.raises(ValueError, match="sys2 has 1 segments, the reference 2"):
-        cm.analyze(["a", "b"], [["a", "b"], ["a"]])
+        cm.compare_mt_figures(["a", "b"], [["a", "b"], ["a"]])
 
 
 def test_lines_and_tokens_are_compare_mts(tmp_path):

@@ -145,7 +145,8 @@ def test_datasets_are_not_partitioned_for_a_cluster(dynabench):
     dataset_path, predictions_path, _, _ = dynabench
     result = run_cli("corpus-score", "--data-format", "dynabench", dataset_path,
                      predictions_path, "--scheduler", "local:1")
-    assert result.exit_code == 2 and "--data-format dynabench runs locally" in result.output
+    assert result.exit_code == 2
+    assert "--data-format dynabench is read here, without --scheduler" in result.output
 
 
 @pytest.mark.parametrize("rows, message", [

@@ -29,7 +29,8 @@ def write(path: Path, data: bytes) -> str:
     (["--scheduler", "a b"], 1, "--scheduler takes a scheduler's address"),
     (["--scheduler", "local2"], 1, "got 'local2' (local:2?)"),
     (["--scheduler", "local:0"], 1, "--scheduler local:N needs a number of workers"),
-    (["--scheduler", "local:2", "-j", "2"], 2, "-j runs copies on this machine, and --scheduler"),
+    (["--scheduler", "local:2", "-j", "2"], 2,
+     "--jobs runs copies on this machine, and --scheduler"),
 ])
 def test_bad_option_values_are_one_clear_line(args, code, message):
     result = run_cli("corpus-score", *DE_EN_REFS, DE_EN_HYP, *args)
@@ -37,6 +38,7 @@ def test_bad_option_values_are_one_clear_line(args, code, message):
     assert message in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec, value", [("combine chrf=1e307", "inf"),
                                          ("combine chrf=-1e308 chrf=-1e308", "-inf")])
 @pytest.mark.parametrize("extra", [[], ["-j", "2"], ["-sl"], ["-ci", "-cin", "10"]])
@@ -62,7 +64,7 @@ def test_standard_input_cannot_go_to_a_cluster():
     (["lm-score", "-", "--scheduler", "local:1"],
      "the workers read the files: standard input ('-') cannot be one"),
     (["stats", DE_EN_REFS[0], DE_EN_HYP, "-o", "-", "--scheduler", "local:1", "-j", "2"],
-     "-j runs copies on this machine, and --scheduler on the Dask cluster's workers"),
+     "--jobs runs copies on this machine, and --scheduler on the Dask cluster's workers"),
 ])
 def test_every_command_refuses_what_a_cluster_cannot_take(args, message):
     result = run_cli(*args, input="{}\n")
@@ -70,6 +72,7 @@ def test_every_command_refuses_what_a_cluster_cannot_take(args, message):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_a_decompression_bomb_is_refused_after_a_bounded_read(tmp_path):
     """About 100 kB of gzip that would expand to 100 MB without a line end."""
     bomb = write(tmp_path / "bomb.gz", gzip.compress(b"a" * 100_000_000, compresslevel=9))
@@ -118,6 +121,7 @@ def test_a_bad_surprisal_table_is_named(tmp_path, content, message):
     assert result.exit_code == 1 and f"{table}: {message}" in result.output
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path):
     name = os.fsdecode(b"hyp\xff.txt")
     (tmp_path / name).write_bytes(Path(DE_EN_HYP).read_bytes())

@@ -1,5 +1,6 @@
 """The fast 13a tokenizer gives sacrebleu's Tokenizer13a output, character for character."""
 
+import pytest
 from conftest import DATA, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,12 +35,14 @@ def test_real_text_tokenizes_identically():
             assert FAST(line) == SACREBLEU(line), line
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=25).map("".join))
 def test_generated_text_tokenizes_identically(text):
     assert FAST(text) == SACREBLEU(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.text(max_size=60))
 def test_arbitrary_unicode_tokenizes_identically(text):

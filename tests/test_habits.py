@@ -77,6 +77,7 @@ def test_a_metric_name_is_never_read_as_a_file(tmp_path, monkeypatch):
 
 # -- sacrebleu's metric options -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sacrebleus_metric_options_set_the_metrics_they_belong_to():
     rows = scores(*DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "chrf", "ter", "-tok", "intl", "-lc",
                   "-s", "floor", "-sv", "0.2", "-cc", "5", "-cw", "2", "--chrf-beta", "1",
@@ -147,6 +148,7 @@ def sacrebleu_json(*args: str) -> list:
     return found if isinstance(found, list) else [found]
 
 
+@pytest.mark.slow
 def test_json_rows_carry_sacrebleus_name_and_verbose_score():
     ours = scores(*DE_EN_REFS, DE_EN_HYP, "-m", "bleu", "chrf", "ter", "-cw", "2")
     theirs = sacrebleu_json(*DE_EN_REFS, "-i", DE_EN_HYP, "-m", "bleu", "chrf", "ter",
@@ -223,6 +225,7 @@ def test_a_fraction_shows_the_detail_a_percentage_shows(tmp_path):
     assert OurBLEU.extra_decimals == 0
 
 
+@pytest.mark.slow
 def test_an_evaluator_command_shows_its_scores_as_the_same_metric_in_process():
     """INFO gives the score's name and decimals, so `-e wer-evaluator` prints 0.609 as
     `-m wer` does (BLEU's details need the evaluator itself, so only -m has them)."""
@@ -309,13 +312,15 @@ def test_a_json_lines_file_read_as_text_is_warned_about(tmp_path):
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": i, "pred": line}) + "\n"
                                    for i, line in enumerate(read_lines(DE_EN_HYP))))
-    with pytest.warns(InputWarning, match="--data-format") as caught:
+    with pytest.warns(InputWarning, match="`data_format`"):  # the API names its parameter
         result = run_cli("corpus-score", *DE_EN_REFS, str(predictions))
     assert result.exit_code == 0
-    assert [str(warning.message) for warning in caught] == [
-        f"{predictions}: every line is a JSON object, but the file is read as plain text, "
-        f"one segment per line: if it is a dataset or predictions, give its format with "
-        f"--data-format (dynabench or oasst)"]
+    shown = subprocess.run([script("evalproto"), "corpus-score", *DE_EN_REFS, str(predictions)],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.stderr == (
+        f"Warning: {predictions}: every line is a JSON object, but the file is read as plain "
+        f"text, one segment per line: if it is a dataset or predictions, give its format with "
+        f"--data-format (dynabench or oasst)\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)  # the format was given: no warning
         result = run_cli("corpus-score", *DE_EN_REFS, str(predictions), "--data-format", "text")
@@ -347,6 +352,25 @@ def into_closed_pipe(*args: str) -> subprocess.CompletedProcess:
                               stderr=subprocess.PIPE, timeout=120, text=True)
     finally:
         os.close(writer)
+
+
+def test_tab_separated_standard_input_is_one_system_per_column_as_in_sacrebleu():
+    """`paste sys1 sys2 | evalproto corpus-score REF -` scored each joined line as one
+    system, silently."""
+    from sacrebleu.metrics import BLEU as SacreBLEU
+
+    ref, one, two = (read_lines(path) for path in (DE_EN_REFS[0], DE_EN_HYP, DE_EN_HYP2))
+    pasted = "".join(f"{a}\t{b}\n" for a, b in zip(one, two))
+    rows = json_rows(run_cli("corpus-score", DE_EN_REFS[0], "-", "-f", "json",
+                             input=pasted).output)
+    assert [(row["system"], row["score"]) for row in rows] == [
+        ("System 1", SacreBLEU().corpus_score(one, [ref]).score),
+        ("System 2", SacreBLEU().corpus_score(two, [ref]).score)]
+    ragged = pasted.replace("\t", " ", 1)  # line 1 holds one field, the others two
+    result = run_cli("corpus-score", DE_EN_REFS[0], "-", input=ragged)
+    assert result.exit_code == 1
+    assert ("standard input: line 2: 2 tab-separated fields, but line 1 has 1: standard input "
+            "holds one system per tab-separated column, as sacrebleu reads it") in result.output
 
 
 @pytest.mark.parametrize("args", [

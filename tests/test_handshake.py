@@ -67,6 +67,7 @@ def test_every_way_to_go_undescribed_has_a_reason():
 
 # -- evaluators that answer INFO late, or never --------------------------------------------
 
+@pytest.mark.slow
 def test_an_error_after_unanswered_info_is_the_first_segments_failure(tmp_path, monkeypatch):
     """It ignores INFO and refuses its first SCORE, going on with the rest: the ERROR is
     not taken for a late refusal of INFO (which left the client waiting for ever for a
@@ -84,6 +85,7 @@ def test_an_error_after_unanswered_info_is_the_first_segments_failure(tmp_path, 
         assert "request 1 (SCORE) was answered 'ERROR cannot score this'" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_late_refusal_of_info_that_goes_on_is_not_a_failure(tmp_path, monkeypatch):
     """A slow --keep-going evaluator that refuses INFO: started again without INFO, it
     scores every segment."""

@@ -54,7 +54,24 @@ def test_plain_scores_reduce_to_their_mean_with_an_interval(tmp_path):
     assert row["score"] == pytest.approx(A.mean(), rel=1e-13)
     assert row["stats"][2] == 120 and row["n"] == 120
     assert 0 < row["ci"] < 0.1 and row["mean"] == pytest.approx(A.mean(), abs=0.01)
-    assert "mean:COMET|of:wmt22-comet-da|v2.2|version:" in row["signature"]
+    # a "|" inside a value is escaped, so that it stays one field of the signature
+    assert "mean:COMET|of:wmt22-comet-da\\|v2.2|version:" in row["signature"]
+
+
+def test_imported_means_show_the_decimals_that_tell_them_apart(tmp_path):
+    """COMET's means printed 0.5 and 0.6 at the default width (-w 1): they get two
+    more decimals, as WER does; --extra-decimals says otherwise."""
+    paths = []
+    for name, values in (("A", A), ("B", B)):
+        source = write(tmp_path, f"{name}.txt", "".join(f"{x!r}\n" for x in values.tolist()))
+        result, path = import_scores(tmp_path, source, system=name, out=f"{name}.stats")
+        assert result.exit_code == 0, result.output
+        paths.append(path)
+    lines = run_cli("reduce", *paths).output.splitlines()
+    assert [line.split()[-1] for line in lines[1:3]] == [f"{A.mean():.3f}", f"{B.mean():.3f}"]
+    import evalproto
+    assert evalproto.info("mean COMET")["extra_decimals"] == 2
+    assert evalproto.info("mean DA --extra-decimals 0")["extra_decimals"] == 0
 
 
 def test_imported_systems_get_paired_tests_and_groups(tmp_path):

@@ -114,6 +114,7 @@ def test_a_failed_run_leaves_no_head_started_evaluator(tmp_path):
         os.kill(pid, 0)
 
 
+@pytest.mark.slow
 def test_the_command_with_a_head_start_scores_as_in_process():
     def run(*metric):
         completed = subprocess.run(

@@ -97,17 +97,25 @@ def test_no_circle_of_imports():
     assert circles == []
 
 
-def test_the_cli_uses_only_the_public_api():
-    """The command line declares options and calls `evalproto`'s public names, or the
-    evaluation service it starts and is the client of (the launcher, which must start
-    evaluators before anything slow, reaches the process utility directly)."""
+def test_the_cli_uses_only_the_public_api_and_its_own_door():
+    """The command line declares options and calls `evalproto`'s public names, what
+    `evalproto.api.commandline` offers it beyond them, or the evaluation service it
+    starts and is the client of (the launcher, which must start evaluators before
+    anything slow, reaches the process utility directly)."""
     reaching = [f"{module} imports {target}" for module, targets in graph().items()
                 if module.startswith("evalproto.cli") for target in targets
-                if not target.startswith(("evalproto.cli", "evalproto.api",
-                                          "evalproto.service"))
-                and target != "evalproto"
+                if not target.startswith(("evalproto.cli", "evalproto.service"))
+                and target not in ("evalproto", "evalproto.api.commandline")
                 and not (module == "evalproto.cli.launch" and target == "evalproto.base.processes")]
     assert reaching == []
+
+
+def test_the_door_of_the_command_line_leads_to_no_public_name():
+    """A public name is reached as `evalproto.NAME`; the door holds only plumbing."""
+    import evalproto
+    import evalproto.api.commandline as door
+
+    assert set(door.__all__) & set(evalproto.__all__) == set()
 
 
 def test_every_subpackage_is_installed():
@@ -116,3 +124,30 @@ def test_every_subpackage_is_installed():
     declared = set(config["options"]["packages"].split())
     packages = {module for module, path in modules().items() if path.name == "__init__.py"}
     assert packages == declared
+
+
+def test_messages_below_the_command_line_name_parameters_not_options():
+    """An error or warning of the API or a layer below it names a setting as the Python
+    caller knows it (`data_format`, which the command line turns into --data-format),
+    never as a command-line option (`--data-format`, `-j`)."""
+    import re
+
+    option = re.compile(r"(?:^|[\s(])(?:--[a-z]|-[a-z]{1,3}\s)")
+    examples = ("'bleu --tokenize intl'", "pip install -e .")  # a spec, a shell command
+    found = []
+    for module, path in modules().items():
+        if layer(module) >= LAYERS.index("service") or module.endswith("wire.server"):
+            continue  # the evaluators' own command line (wire.server) speaks of options
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if not (name.endswith(("Error", "Problem", "Warning")) or name == "warn"):
+                continue
+            for argument in node.args[:1]:
+                for part in ast.walk(argument):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str) \
+                            and option.search(part.value) and not any(
+                                example in part.value for example in examples):
+                        found.append(f"{module}:{node.lineno}: {part.value!r}")
+    assert found == []

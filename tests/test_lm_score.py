@@ -85,12 +85,14 @@ def lm_score(*args):
     return json_rows(result.output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [*GAMES, "users", "grep"])
 def test_human_statistics_equal_lmc_stats(lmc, logs, name):
     (ours,) = lm_score(logs[name])
     assert_same(ours, lmc_stats(lmc, logs[name]))
 
 
+@pytest.mark.slow
 def test_the_python_api_gives_lmc_stats_figures(lmc, logs):
     score = evalproto.lm_score(logs["we"])
     assert_same(score.summary, lmc_stats(lmc, logs["we"]))
@@ -102,6 +104,7 @@ def test_the_python_api_gives_lmc_stats_figures(lmc, logs):
     assert comparison.rows and all(row["p_value"] == 1.0 for row in comparison.to_dict())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [*GAMES, "users", "grep"])
 def test_raw_statistics_equal_lmc_stats_no_human(lmc, logs, name):
     (ours,) = lm_score(logs[name], "--raw")
@@ -110,12 +113,14 @@ def test_raw_statistics_equal_lmc_stats_no_human(lmc, logs, name):
     assert set(ours) == set(theirs)
 
 
+@pytest.mark.slow
 def test_the_reranking_fit_is_lmcs(lmc, logs):
     (ours,) = lm_score(logs["wr"], "--raw")
     theirs = lmc_stats(lmc, logs["wr"], human=False)["reranking"]
     assert ours["reranking"]["args"] == pytest.approx(theirs["args"], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_fixed_reranking_parameters(lmc, logs):
     fitted = lmc_stats(lmc, logs["wr"], human=False)["reranking"]
     alpha, beta = fitted["args"]["alpha"], fitted["args"]["beta"]
@@ -145,6 +150,7 @@ def test_one_row_per_user_equals_lmc_on_that_users_events(lmc, logs, tmp_path):
         assert_same(row, lmc_stats(lmc, str(own)), ignore=("log",))
 
 
+@pytest.mark.slow
 def test_several_logs_gzip_and_stdin(lmc, logs, tmp_path):
     packed = tmp_path / "we.jsonl.gz"
     packed.write_bytes(gzip.compress(Path(logs["we"]).read_bytes()))

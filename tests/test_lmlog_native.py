@@ -85,6 +85,7 @@ def same_columns(native, reference) -> None:
     assert not reference.reranking  # the reader declines candidates
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.tuples(events(), st.integers(0, 40)), min_size=1, max_size=6),
        st.booleans())
@@ -98,6 +99,7 @@ def test_the_compiled_reader_reads_what_msgspec_reads_or_declines(lines, final_n
         same_columns(native, reference)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(events(), min_size=1, max_size=8))
 def test_plain_logs_are_read_by_the_compiled_reader(lines):

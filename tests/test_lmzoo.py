@@ -136,6 +136,7 @@ def lmc_stats(path):
                                      text=True, check=True).stdout)
 
 
+@pytest.mark.lmc
 @pytest.mark.parametrize("candidates", [100, 5])
 def test_the_figures_equal_those_of_wc_and_we_logs_of_the_same_model(zoo, tmp_path, candidates):
     wc, we = logs(tmp_path, zoo["predictions"], candidates)
@@ -154,6 +155,7 @@ def test_the_figures_equal_those_of_wc_and_we_logs_of_the_same_model(zoo, tmp_pa
                 theirs["entropy"]["mean"] / math.log(2), rel=1e-12)
 
 
+@pytest.mark.lmc
 def test_skipped_unknown_tokens_are_unselected_events_of_the_logs(zoo, tmp_path):
     flags = [line.split() for line in Path(zoo["unkify"]).read_text().splitlines()]
     unknown = {(i, j) for i, line in enumerate(flags) for j, flag in enumerate(line)
@@ -211,7 +213,7 @@ def test_other_bases(zoo, tmp_path, base, convert):
     assert result.exit_code == 1
     assert (f"Error: {path}: sentence 0, token 0: not a log-probability distribution: in base e "
             f"its probabilities sum to") in result.output
-    assert "is the base right (--log-base 2|e|10)?" in result.output
+    assert "is the base right (--log-base 2, e or 10)?" in result.output
 
 
 def write(path, sentences, vocabulary, dtype=np.float64):
@@ -374,7 +376,7 @@ def test_words_that_do_not_match_the_tokens_name_the_sentence(zoo, tmp_path, cha
 
 def test_word_options_that_cannot_work(zoo, tmp_path):
     result = run_cli("lm-score", zoo["predictions"], "--by", "word")
-    assert result.exit_code == 2 and "--by word needs the original sentences (--text FILE)" in (
+    assert result.exit_code == 2 and "--by word needs the original sentences (--text)" in (
         result.output)
     result = run_cli("lm-score", zoo["predictions"], "--text", zoo["sentences"])
     assert result.exit_code == 2 and "--text gives the sentences to find words in: it goes " \
@@ -622,10 +624,12 @@ GUIDE_COMMANDS = [(line, *re.sub(r"\\\n\s*", "", text[2:]).partition("\n")[::2])
                   for line, text in guide_blocks("text") if text.startswith("$ ")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line, command, shown", GUIDE_COMMANDS,
                          ids=[f"line {line}" for line, _, _ in GUIDE_COMMANDS])
 def test_the_guides_commands_print_what_it_shows(line, command, shown):
-    """docs/lm-zoo.md's session, as test_readme.py runs the README's (byte for byte)."""
+    """docs/lm-zoo.md's session, as tests/test_docs_examples.py runs the other pages
+    (byte for byte)."""
     words = shlex.split(command)
     completed = subprocess.run([script(words[0]), *words[1:]], cwd=ROOT, capture_output=True,
                                text=True, timeout=300)

@@ -63,12 +63,13 @@ def test_reduce_runs_paired_tests_and_groups_as_corpus_score_does(tmp_path):
             assert ours.get(key) == theirs.get(key), key
 
 
+@pytest.mark.slow
 def test_shards_of_an_external_evaluator_reduce_with_the_command_the_user_names(tmp_path):
     files = shard(tmp_path, DE_EN_HYP, spec=script("bleu-evaluator"), kind="-e")
     refused = run_cli("reduce", *files)
     assert refused.exit_code == 2
     assert "evalproto runs no command named in data" in refused.output
-    assert f"evalproto reduce -e {script('bleu-evaluator')} ..." in refused.output
+    assert f"name the command yourself in --evaluator: {script('bleu-evaluator')}" in refused.output
     (reduced,) = json_rows(run_cli("reduce", *files, "-e", script("bleu-evaluator"),
                                    "-f", "json").output)
     (expected,) = whole(DE_EN_HYP)
@@ -82,6 +83,42 @@ def test_files_of_different_signatures_are_refused(tmp_path):
     assert result.exit_code == 1
     assert "stats files disagree on metrics" in result.output
     assert "only shards of the same metrics with the same signatures" in result.output
+
+
+@pytest.mark.parametrize("command", ["reduce", "report"])
+def test_a_paired_test_of_one_system_is_the_one_rule_everywhere(tmp_path, command):
+    """Four checks said it four ways; Analysis and the report say it once."""
+    files = shard(tmp_path, DE_EN_HYP)
+    args = [*files, "--paired-ar"] if command == "reduce" else [
+        "--stats", *files, "--paired-ar", "-o", str(tmp_path / "page.html")]
+    result = run_cli(command, *args)
+    assert result.exit_code == 2
+    assert ("paired tests compare systems: give two or more (the first is the baseline), "
+            "not 1") in result.output
+
+
+def test_files_that_differ_in_one_field_say_which(tmp_path):
+    """Only higher_is_better differs: the message showed the same signature twice."""
+    first, second, _ = shard(tmp_path, DE_EN_HYP)
+    text = Path(second).read_text().replace('"higher_is_better": true',
+                                            '"higher_is_better": false')
+    Path(second).write_text(text)
+    result = run_cli("reduce", first, second)
+    assert result.exit_code == 1
+    assert (f"stats files disagree on metrics: {first} has 'bleu' with higher_is_better true "
+            f"but {second} has 'bleu' with higher_is_better false") in result.output
+
+
+def test_a_sum_beyond_a_double_names_the_files(tmp_path):
+    files = shard(tmp_path, DE_EN_HYP)
+    for path in files:
+        lines = Path(path).read_text().splitlines(True)
+        Path(path).write_text("".join(lines[:2] + [
+            line.split("\t", 1)[0] + "\t1e308" * 10 + "\n" for line in lines[2:]]))
+    result = run_cli("reduce", *files)
+    assert result.exit_code == 1
+    assert (f"Error: {', '.join(files)}: system 'system', bleu: the statistic hyp_len adds up "
+            f"beyond the largest number a double holds") in result.output
 
 
 def test_overlapping_shards_are_refused(tmp_path):
@@ -122,6 +159,13 @@ def test_the_format_is_plain_tab_separated_text(tmp_path):
     (lambda text: text.replace("\n1\t", "\n1\tx"), "line 3: number 1 is not a finite number"),
     (lambda text: text.replace("\tcorrect_1", "\tcorrect_one"),
      "line 2: expected the column names"),
+    # its rows reversed: not cut short (it was called so), but out of order
+    (lambda text: "".join(text.splitlines(True)[:2] + text.splitlines(True)[2:][::-1]),
+     "its header announces 50 segments (ids 1 to 50), but its lines run from id 50 to 1: "
+     "they are not in the order the file was written in"),
+    (lambda text: text + text.splitlines(True)[-1].replace("50\t", "51\t", 1),
+     "its header announces 50 segments (ids 1 to 50), but it holds 51 (ids 1 to 51): lines "
+     "were added after it was written"),
 ])
 def test_damaged_stats_files_are_named(tmp_path, damage, message):
     (path, *_) = shard(tmp_path, DE_EN_HYP)
@@ -184,7 +228,7 @@ def test_a_command_in_a_stats_file_is_never_run(tmp_path):
     Path(path).write_text(text.replace(json.dumps(script("bleu-evaluator")),
                                        json.dumps(f"touch {planted}"), 1))
     result = run_cli("reduce", path, "--partial")
-    assert result.exit_code == 2 and f"evalproto reduce -e 'touch {planted}'" in result.output
+    assert result.exit_code == 2 and f"yourself in --evaluator: 'touch {planted}'" in result.output
     assert not planted.exists()
 
 
@@ -219,6 +263,7 @@ def test_a_missing_shard_is_an_error_unless_partial(tmp_path, kept, missing):
     assert row["n"] == 100 and row["score"] == expected.score
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, spec, kind", [("-m", "chrf", "metric"),
                                               ("-e", "bleu-evaluator", "evaluator")])
 def test_format_1_files_are_still_read(tmp_path, flag, spec, kind):

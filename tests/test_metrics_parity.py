@@ -68,6 +68,7 @@ CHRF_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("spec, options", CHRF_CASES)
 @pytest.mark.parametrize("refs, hyp", [(DE_EN_REFS, DE_EN_HYP), (EN_DE_REFS, EN_DE_HYP),
@@ -102,6 +103,7 @@ TER_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("spec, options", TER_CASES)
 @pytest.mark.parametrize("corpus", ["de-en", "en-de", "multi"])
@@ -139,6 +141,7 @@ def test_ter_on_a_whole_excerpt_with_two_references():
     assert row["stats"][1] == expected.ref_length
 
 
+@pytest.mark.slow
 def test_ter_with_three_references_sums_fractional_lengths_as_sacrebleu(tmp_path):
     """Averages over three references are not exact doubles; the corpus sum must be
     sacrebleu's row-after-row sum, not numpy's pairwise one."""
@@ -161,6 +164,7 @@ JIWER_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("options, word_transform, char_transform", JIWER_CASES)
 @pytest.mark.parametrize("refs, hyp", [(DE_EN_REFS[:1], DE_EN_HYP), (MULTI_REFS[1:], MULTI_HYP)],
@@ -286,6 +290,7 @@ def test_a_label_outside_the_declared_set_is_an_error(tmp_path, mode):
     assert "prediction 'maybe' is not one of the declared labels yes,no" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_combine_is_the_weighted_sum_of_its_parts(mode):
     refs = [read_lines(path) for path in DE_EN_REFS]

@@ -59,10 +59,10 @@ def test_a_name_before_a_missing_file_reports_the_word_as_a_file():
     assert result.exit_code == 1 and "a=/no/such/file" in result.output
 
 
+@pytest.mark.dask
 def test_names_on_a_cluster(tmp_path):
     import evalproto
-    comparison = evalproto.score_on_cluster(
-        "local:1", DE_EN_REFS, [DE_EN_HYP, DE_EN_HYP2],
-        [evalproto.MetricSpec("in-process", "bleu")],
-        evalproto.Analysis(), names=["one", "two"])
+    comparison = evalproto.score_files(DE_EN_REFS, [DE_EN_HYP, DE_EN_HYP2], ["bleu"],
+                                       evalproto.Analysis(), names=["one", "two"],
+                                       scheduler="local:1")
     assert [result.system for result in comparison.results] == ["one", "two"]

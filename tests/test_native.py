@@ -106,6 +106,7 @@ def check_parity(both_paths: Callable, ours: Evaluator, theirs: Any, name: str,
 
 # ---------------------------------------------------------------- real text, every option
 
+@pytest.mark.slow
 @pytest.mark.parametrize("references", [1, 2])
 @pytest.mark.parametrize("name", CORPORA)
 @pytest.mark.parametrize("tokenize, lowercase", list(product(["13a", "none", "char", "intl"],
@@ -116,6 +117,7 @@ def test_bleu_rows_on_real_text(both_paths, name, references, tokenize, lowercas
         check_parity(both_paths, BLEU(**options), SacreBLEU(**options), name, references)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tokenize", ["zh", "ja-mecab", "ko-mecab"])
 def test_bleu_rows_with_other_python_tokenizers(both_paths, tokenize):
     """Tokenizers the kernel does not have tokenize in Python; the kernel splits their
@@ -147,6 +149,7 @@ CHRF_OPTIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("references", [1, 2])
 @pytest.mark.parametrize("name", CORPORA)
 def test_chrf_rows_on_real_text(both_paths, name, references):
@@ -173,6 +176,7 @@ def remembered_edits(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "translation_edit_rate", remembered)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("references", [1, 2])
 @pytest.mark.parametrize("name", CORPORA)
 def test_ter_rows_on_real_text(both_paths, remembered_edits, name, references):
@@ -195,6 +199,7 @@ def test_ter_tokenizes_references_twice_as_sacrebleu_does(both_paths, options):
     assert native[1, 1] != len(once(streams[0][1]).split())  # the case is one that differs
 
 
+@pytest.mark.slow
 def test_a_batch_of_several_corpora_with_varying_reference_counts(both_paths):
     """Segments with one, two or three references (a repeated one among them) in one
     batch, as a tuning load or a merged corpus gives."""
@@ -217,7 +222,8 @@ PIECES = ["a", "b", "the", "Cat", "ÉTÉ", "ß", "İ", "Σ", "ς", "1", "9", "0"
           "-\n", "3.14", "1,000", "2-3", "10-", "-5", "e\u0301", "\u0301", "\u0308", "漢", "字",
           "日本語", "。", "，", "한국어", "Москва", "😀", "𝔘", " ", "  ", "\t", "\r", "\x0b",
           "\x1c", "\x1f", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028",
-          "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff", "Squire's", "'s", "n't"]
+          "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff", "Squire's", "'s", "n't",
+          "\udcff", "\ud800"]  # lone surrogates: Python's str holds them, and so must we
 texts = st.one_of(
     st.lists(st.sampled_from(PIECES), max_size=30).map("".join),
     st.text(max_size=40),
@@ -234,6 +240,7 @@ short_items = st.lists(st.tuples(st.lists(short_texts, min_size=1, max_size=4), 
 long ones)."""
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(generated_items, st.sampled_from(["13a", "none", "char", "intl"]), st.booleans(),
        st.integers(min_value=1, max_value=5))
@@ -242,6 +249,7 @@ def test_bleu_rows_on_generated_text(items, tokenize, lowercase, order):
     assert np.array_equal(native_rows(bleu, items), python_rows(bleu, items))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(generated_items, st.lists(texts, min_size=1, max_size=4),
        st.sampled_from(["13a", "none", "char"]), st.integers(min_value=1, max_value=5))
@@ -276,6 +284,7 @@ def test_13a_on_lines_where_its_steps_interact(line):
     assert _native.tokenize_13a(line) == Tokenizer13a()(line.rstrip())
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
 def test_13a_tokenizes_any_text_as_sacrebleu(lines):
@@ -292,6 +301,7 @@ def test_13a_tokenizes_any_text_as_sacrebleu(lines):
     assert np.array_equal(own[:, 2], own[:, 0])  # every token matches itself
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(generated_items, st.integers(min_value=0, max_value=6),
        st.integers(min_value=0, max_value=3), st.integers(min_value=0, max_value=3),
@@ -305,6 +315,7 @@ def test_chrf_rows_on_generated_text(items, char_order, word_order, beta, whites
     assert np.array_equal(native_rows(chrf, items), python_rows(chrf, items))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(short_items, st.booleans(), st.booleans(), st.booleans(), st.booleans())
 def test_ter_rows_on_generated_text(items, normalized, no_punct, asian_support, case_sensitive):
@@ -391,6 +402,7 @@ def random_words(seed: int) -> Tuple[List[str], List[str]]:
     return hyp, [generator.choice("abc") for _ in range(generator.randrange(40, 100))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 3])
 def test_ter_candidate_cap_and_full_cache(monkeypatch, seed):
     """Three words in long sentences: lib_ter stops at 1000 candidates, which here
@@ -412,6 +424,7 @@ def test_ter_candidate_cap_and_full_cache(monkeypatch, seed):
     assert lib_ter.translation_edit_rate(hyp, ref)[0] < expected[0]
 
 
+@pytest.mark.slow
 def test_lib_ters_row_cache_does_not_change_its_results(monkeypatch):
     """Why the kernel needs no copy of lib_ter's cache: every hypothesis one search
     sees is a shift of the first, of the same length and so the same beam, and a
@@ -431,6 +444,7 @@ def corpus_words(name: str) -> Tuple[List[str], List[str]]:
     return hyps[line].lower().split(), streams[0][line].lower().split()
 
 
+@pytest.mark.slow
 def test_ter_beam_edges():
     """Very unequal lengths (the beam widens past ratio 50), empty sides, and a long
     pair whose beam is narrower than the reference."""
@@ -455,6 +469,7 @@ def shifted_blocks(common: int, before: int, after: int,
     return (ref, hyp) if swap else (hyp, ref)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("common, before, after, swap", [(56, 24, 25, False), (79, 24, 26, True)])
 def test_ter_alignment_along_the_beams_edge(monkeypatch, common, before, after, swap):
     """Where the beam's diagonal floor(i * ratio) lands decides these edits: rounding
@@ -533,6 +548,7 @@ def test_a_missing_extension_is_explained(monkeypatch):
     assert BLEU().stats_many([(["a b"], "a b")]).tolist() == [[2, 2, 2, 1, 0, 0, 2, 1, 0, 0]]
 
 
+@pytest.mark.slow
 def test_kernels_release_the_gil_and_run_in_threads_alike():
     """While one thread is inside a kernel, another runs Python code; rows computed in
     two threads at once are the rows computed alone."""
@@ -641,6 +657,7 @@ def both_ways(function: Callable, *args: Any) -> Tuple[Any, Any]:
     return results[0], results[1]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(completion_events(), max_size=20))
 def test_prediction_ranks_are_the_reference_code(events):

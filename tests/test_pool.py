@@ -23,6 +23,7 @@ def rows(*args):
     return json_rows(result.output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", [["-m", "bleu"], ["-m", "ter"], ["-m", "chrf -cw 2"],
                                     ["-e", "bleu-evaluator"]])
 def test_parallel_copies_give_the_numbers_of_one(metric):

@@ -143,6 +143,7 @@ def test_score_request_refuses_text_that_would_desynchronize_the_stream():
         format_score_request(["ref"], "a ||| b")
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.lists(st.text("a |\n\udcff", max_size=6), max_size=3),
                           st.text("a |\n\udcff", max_size=6)), max_size=8))
 @settings(max_examples=500, deadline=None)

@@ -1,5 +1,6 @@
 """Faults end in one clear error, with no process, partial file or wrong number left."""
 
+import gzip
 import os
 import signal
 import stat
@@ -37,6 +38,7 @@ def test_output_before_the_first_request_is_caught(tmp_path):
             process.stats_many(ITEMS)
 
 
+@pytest.mark.slow
 def test_a_failed_evaluator_leaves_no_orphaned_children(tmp_path, monkeypatch):
     pid_file = tmp_path / "grandchild.pid"
     monkeypatch.setenv("PID_FILE", str(pid_file))
@@ -60,6 +62,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAULTS)
 def test_corpus_score_names_command_request_status_and_stderr(tmp_path, monkeypatch, name):
     fault, problem, stderr_tail = FAULTS[name]
@@ -89,6 +92,7 @@ SIGNAL_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how, args, delay", SIGNAL_CASES)
 def test_ctrl_c_or_sigterm_ends_the_run_with_one_line_and_nothing_left(tmp_path, how, args,
                                                                       delay):
@@ -317,6 +321,90 @@ def test_o_writes_through_a_device_instead_of_replacing_it(tmp_path):
     assert stat.S_ISCHR(os.stat(device).st_mode)
 
 
+def _copy(path: str, directory: Path, name: str) -> str:
+    target = directory / name
+    target.write_bytes(Path(path).read_bytes())
+    return str(target)
+
+
+@pytest.mark.parametrize("args, victim", [
+    (["corpus-score", "REF", "HYP", "-o", "HYP"], "HYP"),
+    (["corpus-score", "REF", "HYP", "-o", "REF"], "REF"),
+    (["corpus-score", "REF", "-i", "x=HYP", "-o", "HYP"], "HYP"),
+    (["corpus-score", "REF", "HYP", "--groups", "GROUPS", "-o", "GROUPS"], "GROUPS"),
+    (["stats", "REF", "HYP", "-o", "HYP"], "HYP"),
+    (["stats", "REF", "HYP", "-o", "LINK"], "HYP"),
+    (["reduce", "STATS", "-o", "STATS"], "STATS"),
+    (["report", "REF", "-i", "HYP", "-o", "HYP"], "HYP"),
+    (["report", "REF", "-i", "HYP", "-o", "out.html", "--latex", "REF"], "REF"),
+    (["import-scores", "GROUPS", "--metric", "m", "--system", "s", "-o", "GROUPS"], "GROUPS"),
+    (["lm-score", "REF", "-o", "REF"], "REF"),
+])
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, args, victim):
+    """Each of these exited 0, the input gone. The same file is found by device and
+    inode, whatever the path (a symbolic link here)."""
+    files = {"REF": _copy(DE_EN_REFS[0], tmp_path, "ref"),
+             "HYP": _copy(DE_EN_HYP, tmp_path, "hyp"), "GROUPS": str(tmp_path / "groups"),
+             "STATS": str(tmp_path / "a.stats"), "LINK": str(tmp_path / "link")}
+    Path(files["GROUPS"]).write_text("".join(f"{i % 2}\n" for i in range(150)))
+    assert run_cli("stats", files["REF"], files["HYP"], "-o", files["STATS"]).exit_code == 0
+    os.symlink(files["HYP"], files["LINK"])
+    before = Path(files[victim]).read_bytes()
+    result = run_cli(*[files.get(arg, arg.replace("=HYP", f"={files['HYP']}")) for arg in args])
+    assert result.exit_code == 2, result.output
+    assert "the output is one of the command's inputs" in result.output
+    assert "writing the results there would destroy it" in result.output
+    assert Path(files[victim]).read_bytes() == before
+
+
+def test_two_outputs_to_one_file_are_refused(tmp_path):
+    page = str(tmp_path / "out.html")
+    result = run_cli("report", DE_EN_REFS[0], "-i", DE_EN_HYP, "-o", page, "--json", page)
+    assert result.exit_code == 2 and "given as two outputs" in result.output
+    assert not os.path.exists(page)
+
+
+@pytest.mark.slow
+def test_o_dev_stdout_writes_where_the_shell_stands(tmp_path):
+    """Into a file, /dev/stdout replaced the whole file (what the shell wrote before and
+    after was lost); into a pipe it failed; so did a process substitution (/dev/fd/63).
+    Each is written through the descriptor the shell gave."""
+    out = tmp_path / "out.txt"
+    evalproto = [sys.executable, "-m", "evalproto"]
+    script = (f'echo before; {" ".join(evalproto)} corpus-score {DE_EN_REFS[0]} {DE_EN_HYP} '
+              f'-b -o /dev/stdout; echo after')
+    subprocess.run(["bash", "-c", script], stdout=open(out, "w"), check=True, timeout=120)
+    assert out.read_text().split("\n") == ["before", "26.5", "after", ""]
+    piped = subprocess.run(["bash", "-c", f"{' '.join(evalproto)} corpus-score {DE_EN_REFS[0]} "
+                            f"{DE_EN_HYP} -b -o /dev/stdout | cat"], capture_output=True,
+                           text=True, timeout=120)
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, "26.5\n", "")
+    gz = tmp_path / "out.gz"
+    substituted = subprocess.run(
+        ["bash", "-c", f"{' '.join(evalproto)} corpus-score {DE_EN_REFS[0]} {DE_EN_HYP} -b "
+                       f"-o >(gzip > {gz}); wait $!"], capture_output=True, text=True,
+        timeout=120)
+    assert substituted.returncode == 0, substituted.stderr
+    deadline = time.monotonic() + 30
+    while not (gz.exists() and gz.stat().st_size and _gunzips(gz)):
+        assert time.monotonic() < deadline, "gzip never finished"
+        time.sleep(0.05)
+    assert gzip.decompress(gz.read_bytes()) == b"26.5\n"
+    errors = subprocess.run(["bash", "-c", f"{' '.join(evalproto)} corpus-score "
+                             f"{DE_EN_REFS[0]} {DE_EN_HYP} -b -o /dev/stderr 2>&1 >/dev/null"],
+                            capture_output=True, text=True, timeout=120)
+    assert errors.stdout == "26.5\n"
+
+
+def _gunzips(path: Path) -> bool:
+    try:
+        gzip.decompress(path.read_bytes())
+    except (EOFError, OSError):
+        return False
+    return True
+
+
+@pytest.mark.slow
 def test_a_run_killed_while_writing_leaves_no_temporary_file(tmp_path):
     writer = ("import sys; from evalproto.base.outputs import write_output; "
               "write_output(sys.argv[1], 'x' * 300_000_000)")

@@ -69,6 +69,7 @@ def metric(report, label):
 
 # -- the figures are corpus-score's -------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", ["bleu", "chrf"])
 def test_scores_intervals_and_first_row_equal_corpus_score(corpus, full, label):
     names = corpus["names"]
@@ -256,6 +257,7 @@ def test_wins_and_losses_show_the_texts_with_differences_marked(corpus, full):
     assert "<mark>" in block
 
 
+@pytest.mark.slow
 def test_the_page_and_json_are_the_same_on_every_run(corpus, full):
     systems = [f"{name}={path}" for name, path in zip(corpus["names"], corpus["systems"])]
     again = run_report(corpus["dir"], *DE_EN_REFS, "-i", *systems, "--groups", corpus["groups"],
@@ -293,6 +295,7 @@ def assert_comparemt_figures(report: dict, ref: str, outs: List[str], *options: 
         s for _, s in scorelist[:len(ours["ngrams"]["first_better"])]]
 
 
+@pytest.mark.slow
 def test_comparemt_analyses_equal_compare_mt_on_real_text(tmp_path):
     ref = str(DATA / "en-de.ref.A.de")
     outs = [str(DATA / "en-de.hyp.Online-A.de"), str(DATA / "en-de.hyp.JDExploreAcademy.de")]
@@ -304,6 +307,7 @@ def test_comparemt_analyses_equal_compare_mt_on_real_text(tmp_path):
                              f"bucket_type=freq,freq_corpus_file={freq}")
 
 
+@pytest.mark.slow
 def test_comparemt_analyses_equal_compare_mt_with_nbsp_and_tabs(tmp_path):
     rows = [row for row in TRICKY if "\r" not in "".join(row)]
     assert any(NBSP in "".join(row) for row in rows) and any("\t" in "".join(row) for row in rows)
@@ -426,6 +430,7 @@ def test_one_system_gets_scores_with_confidence_intervals(tmp_path):
     assert 'id="significance"' not in report["html"]
 
 
+@pytest.mark.slow
 def test_progress_reaches_every_phase():
     import evalproto
     from evalproto.reports.html import plot_count
@@ -488,6 +493,7 @@ def test_a_file_name_that_is_not_utf8_names_a_system(tmp_path):
     assert report["json"]["systems"][1] == str(tmp_path / name)
 
 
+@pytest.mark.slow
 def test_systems_named_by_long_paths_keep_distinct_labels_in_plots(tmp_path):
     """Files in one long directory differ at the end of their paths: a plot's label
     keeps both ends."""

@@ -274,6 +274,12 @@ CASES = [
     Case("no-systems", f"{A} -i"),
     Case("origlang-without-test-set", f"{A} -i {LT22} -ol de", stderr=False),
     Case("detail-without-test-set", f"{A} -i {LT22} -d -m bleu chrf"),
+    # sacrebleu crashes on -w -1 only when it formats a score: every check before comes
+    # first, in its words and with its exit code
+    Case("length-mismatch-before-width", f"{A} -i multilingual.hyp -w -1"),
+    Case("bad-nr-line-before-width", f"{{ragged_tsv}} -nr 2 -i {LT22} -w -1"),
+    Case("paired-ar-one-system-before-width", f"{A} -i {LT22} --paired-ar -w -1"),
+    Case("sentence-level-confidence-before-width", f"{A} -i {LT22} -sl --confidence -w -1"),
     # test sets from sacrebleu's cache
     Case("test-set", f"{WMT19} -i {{hyp40}} -m bleu chrf -f text"),
     Case("test-set-stdin-paired", f"{WMT19} -m bleu -pbs -pbsn 50 -f text", stdin="hyp40"),
@@ -297,6 +303,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_same_as_sacrebleu(case: Case, files: Dict[str, str]) -> None:
     args = shlex.split(case.args.format(**files))
@@ -336,6 +343,7 @@ def on_terminal(command: List[str], env: Dict[str, str]) -> str:
     f"{A} -i {LT22} {LAN} {{near_lt22}} -m bleu chrf -pbs -pbsn 50 -f text",  # all colours
     f"{A} -i {LT22} -m bleu chrf -ci -cin 50 -f text",  # cyan intervals
 ])
+@pytest.mark.slow
 @pytest.mark.parametrize("no_color", [None, "NO_COLOR=1", "--no-color"])
 def test_colours_on_a_terminal_as_sacrebleu(args: str, no_color: Optional[str],
                                             files: Dict[str, str]) -> None:
@@ -350,6 +358,7 @@ def test_colours_on_a_terminal_as_sacrebleu(args: str, no_color: Optional[str],
 
 # -- where sacrebleu cannot be run, or crashes ---------------------------------------------
 
+@pytest.mark.slow
 def test_paired_bootstrap_json_of_chrf_and_ter_has_sacrebleus_numbers(
         files: Dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """sacrebleu 2.6 crashes writing these float32 means; we write them, and they are
@@ -384,6 +393,7 @@ def test_citation_is_printed_where_sacrebleu_crashes(files: Dict[str, str]) -> N
     assert (ours.returncode, ours.stdout) == (0, DATASETS["wmt19"].citation + "\n")
 
 
+@pytest.mark.slow
 def test_uncached_test_set_fails_without_downloading(tmp_path: Path) -> None:
     empty = tmp_path / "empty-cache"
     for args in (["-t", "wmt22", "-l", "de-en", "-i", LT22], ["--echo", "src", "-t", "wmt22",

@@ -103,6 +103,19 @@ def test_options_are_declared_once_for_script_and_spec(custom):
     assert "Share of reference words" in help_text
 
 
+def test_the_default_signature_names_the_metric_and_its_options(custom):
+    """The README's WordRecall signed alike with and without --lowercase, and did not
+    name the metric; the hook (signature_fields) still has the last word."""
+    path, overriding = custom
+    default = type("WordRecall", (overriding,), {"signature_fields": Evaluator.signature_fields})
+    assert default().signature().startswith("metric:word-recall|lowercase:no|version:")
+    for built in (default(lowercase=True), default(True), default.from_args(["--lowercase"]),
+                  default.from_options(lowercase=True),
+                  default.from_args(["--lowercase"]).with_changes()):
+        assert built.signature().startswith("metric:word-recall|lowercase:yes|version:")
+    assert overriding(True).signature().startswith("case:lc|version:")
+
+
 def test_stats_of_the_wrong_length_are_an_error_not_a_number():
     class Broken(Evaluator):
         name = "broken"
@@ -278,3 +291,25 @@ def test_the_built_in_table_is_what_setup_cfg_registers():
     assert registry.BUILT_IN == installed
     for name in registry.BUILT_IN:
         assert registry.load(name) is registry.available()[name].load()
+
+
+@pytest.mark.parametrize("name", sorted(registry.BUILT_IN))
+def test_every_option_has_one_default_for_the_command_line_and_python(name):
+    """`bleu-evaluator` and `-m bleu` take click's default; `BLEU()` takes the
+    constructor's: they must be the same value, or a metric built in Python would
+    sign and score differently from the same metric named on the command line."""
+    import inspect
+
+    import click
+
+    evaluator = registry.load(name)
+    required = {"parts": ["bleu=1"], "labels": ["--labels", "a,b"]}
+    params = [param for param in evaluator.options if isinstance(param, click.Parameter)]
+    words = [word for param in params for word in required.get(param.name, [])]
+    parsed = click.Command(name, params=params).make_context(name, words).params
+    constructor = inspect.signature(evaluator.__init__).parameters
+    for param in params:
+        if param.name in required:
+            assert constructor[param.name].default is inspect.Parameter.empty
+        else:
+            assert constructor[param.name].default == parsed[param.name], param.name

@@ -114,6 +114,7 @@ GOOD_REQUEST = b"SCORE ||| a b ||| a b\n"
 GOOD_REPLY = "2 2 2 1 0 0 2 1 0 0"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BAD_REQUESTS)
 def test_bad_request_fails_fast_with_one_error_line(bleu_evaluator, name):
     request, message = BAD_REQUESTS[name]
@@ -125,6 +126,7 @@ def test_bad_request_fails_fast_with_one_error_line(bleu_evaluator, name):
     assert lines[1] in result.stderr.decode("utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BAD_REQUESTS)
 def test_bad_request_with_keep_going_then_serves_the_next(bleu_evaluator, name):
     request, message = BAD_REQUESTS[name]

@@ -174,7 +174,7 @@ def test_paired_ttest_is_refused_for_metrics_that_are_not_means(metric, reason):
     result = run_cli("corpus-score", *DE_EN_REFS, "-i", DE_EN_HYP, DE_EN_HYP2, "-m", metric,
                      "--paired-ttest")
     assert result.exit_code == 2
-    assert reason in result.output and "--paired-bs" in result.output
+    assert reason in result.output and "test with the paired bootstrap" in result.output
     assert "Traceback" not in result.output
 
 

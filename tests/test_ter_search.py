@@ -20,6 +20,7 @@ def test_the_limits_are_lib_ters():
         lib_ter._MAX_CACHE_SIZE, lib_ter._MAX_SHIFT_CANDIDATES, lib_ter._INT_INFINITY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("refs, hyp", [(DE_EN_REFS, DE_EN_HYP), (EN_DE_REFS, EN_DE_HYP),
                                        (MULTI_REFS, MULTI_HYP)], ids=["de-en", "en-de", "multi"])
 @pytest.mark.parametrize("normalized", [False, True])
@@ -36,6 +37,7 @@ def test_real_text_gets_lib_ters_edits(refs, hyp, normalized):
 words = st.lists(st.sampled_from("abcde"), max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(words, words)
 def test_generated_text_gets_lib_ters_edits(hyp, ref):
@@ -43,6 +45,7 @@ def test_generated_text_gets_lib_ters_edits(hyp, ref):
     assert ter_search.translation_edit_rate(hyp, ref) == lib_ter.translation_edit_rate(hyp, ref)
 
 
+@pytest.mark.slow
 def test_candidate_limit_and_wide_beams():
     generator = random.Random(3)
     cases = [([generator.choice("ab") for _ in range(120)],

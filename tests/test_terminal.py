@@ -43,6 +43,7 @@ def test_every_phase_shows_a_bar_with_rate_and_time_left(terminals):
     assert not any("it/s" in line for line in screen)
 
 
+@pytest.mark.slow
 def test_a_long_phase_shows_its_bar_on_a_terminal_by_itself(terminals):
     """No test hook: the real command, whose paired test outlasts the bars' delay."""
     terminal = terminals([script("evalproto"), *LONG_TEST])
@@ -51,6 +52,7 @@ def test_a_long_phase_shows_its_bar_on_a_terminal_by_itself(terminals):
     assert terminal.finish() == 1
 
 
+@pytest.mark.slow
 def test_a_terminal_nobody_sized_shows_the_bar_too(terminals):
     """A pseudo-terminal of 0 x 0 (as some CI runners and `script` make): tqdm alone
     reads -1 rows there and hides every bar."""
@@ -70,6 +72,7 @@ def test_nothing_is_drawn_when_stderr_is_a_pipe():
     assert done.stdout.startswith(b"System")
 
 
+@pytest.mark.slow
 def test_ctrl_c_erases_the_bar_and_prints_one_aborted_line(terminals):
     terminal = terminals([script("evalproto"), *LONG_TEST])
     terminal.wait_for(BAR.format(label=re.escape("paired test")))

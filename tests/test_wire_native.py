@@ -55,6 +55,7 @@ score_lines = st.builds(
     st.sampled_from([b"", b" ", b"\r", b"\xc2\xa0"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(score_lines, line_pieces), min_size=1, max_size=4))
 def test_score_requests_parse_what_parse_request_parses(lines):
@@ -67,6 +68,7 @@ def test_score_requests_parse_what_parse_request_parses(lines):
         assert all(type(item) is ScoreRequest for item in found)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(score_lines, min_size=1, max_size=4))
 def test_well_formed_score_lines_are_all_taken(lines):
@@ -88,6 +90,7 @@ numbers = st.one_of(
                      5e-324, 1.7976931348623157e308, 123456789.5]))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.integers(1, 5).flatmap(
     lambda width: st.tuples(st.just(width), st.lists(st.lists(numbers, min_size=width,
@@ -134,6 +137,7 @@ def python_rows(lines, width):
     return rows if all(len(row) == width for row in rows) else None
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.integers(1, 3), st.lists(st.lists(st.tuples(st.sampled_from(SEPARATORS),
                                                       st.sampled_from(TOKENS)), max_size=4)
@@ -196,6 +200,7 @@ def test_server_replies_are_the_same_with_and_without_the_compiled_path(
     assert served(evaluator, data, keep_going) == compiled
 
 
+@pytest.mark.slow
 def test_server_takes_the_compiled_path_for_score_batches(monkeypatch):
     monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
     calls = []

@@ -153,7 +153,7 @@ def stats_file_text(system: str, nrefs: int | str, metrics: Sequence[Metric],
     """A stats file of one system's stored rows under `metrics`, as `evalproto stats`
     writes one: `reduce` and `report --stats` read it."""
     check_ids(ids)
-    columns = [MetricColumns(metric.label, metric.spec.kind, metric.signature,
+    columns = [MetricColumns(metric.label, str(metric.metric_spec.kind), metric.signature,
                              metric.stat_names, metric.higher_is_better)
                for metric in metrics]
     return format_stats(system, nrefs, columns, ids, list(rows))
@@ -162,7 +162,7 @@ def stats_file_text(system: str, nrefs: int | str, metrics: Sequence[Metric],
 def describe_metric(metric: Metric) -> Dict[str, object]:
     """What a service says of a metric: its spec and kind, the score's name, the
     direction and the signature."""
-    return {"metric": metric.label, "kind": metric.spec.kind,
+    return {"metric": metric.label, "kind": str(metric.metric_spec.kind),
             "name": metric.name,
             "higher_is_better": metric.higher_is_better, "signature": metric.signature}
 

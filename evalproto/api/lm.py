@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from evalproto.api.cluster import check_cluster_inputs
+from evalproto.api.files import check_cluster_inputs
 from evalproto.api.lmzoo import ZooOptions, ZooTable, paired_table, zoo_table
 from evalproto.api.scoring import count_of, resamples_of
 from evalproto.base.errors import InputError, UsageProblem
@@ -129,9 +129,12 @@ def lm_score(logs: Union[str, PathLike, Sequence[Union[str, PathLike]]], *,
     with `scheduler`, each log is read on a Dask worker. `progress` is told of reading
     and resampling (on a cluster, the workers say nothing)."""
     one = isinstance(logs, (str, PathLike))
-    if not one and (isinstance(logs, bytes) or not isinstance(logs, Sequence)):
+    if isinstance(logs, (str, PathLike)):
+        paths = [fspath(logs)]
+    elif isinstance(logs, bytes) or not isinstance(logs, Sequence):
         raise TypeError(f"logs must be a path or a list of paths, got {type(logs).__name__}")
-    paths = [fspath(logs)] if one else [fspath(path) for path in logs]
+    else:
+        paths = [fspath(path) for path in logs]
     if by not in (None, "user", "sentence", "word"):
         raise ValueError(f"by is {by!r}; expected 'user', 'sentence', 'word' or None")
     check_inputs(paths, ())
@@ -204,8 +207,8 @@ def lm_compare(baseline: str, other: str, test: str = "bs", samples: int = 1000,
             base, compared = analyse([pair], analysis, progress)
             return LMComparison(baseline, other, lm_reports.comparison_rows(base, compared))
         tables = [lm_table(path, fixed, progress=progress) for path in (baseline, other)]
-        metrics = [table.metric for table in tables]
-        if not all(isinstance(metric, LMChallenge) for metric in metrics):
+        metrics = [table.metric for table in tables if isinstance(table.metric, LMChallenge)]
+        if len(metrics) != len(tables):
             raise InputError("lm-compare compares two LM Challenge logs, or two LM Zoo "
                              "predictions files (not surprisal tables)")
         totals = [next(iter(table.rows.values())).sum(axis=0) for table in tables]
@@ -254,6 +257,9 @@ class _Tested:
 
     def figures(self, totals: np.ndarray) -> Dict[str, np.ndarray]:
         return self._metric.figures(totals)
+
+    def score_many(self, vectors: np.ndarray) -> np.ndarray:
+        return self._metric.score_many(vectors)
 
 
 def _model_rates(metric: LMChallenge, total: np.ndarray) -> List[str]:

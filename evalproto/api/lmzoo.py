@@ -38,20 +38,20 @@ class ZooOptions:
 
     def __post_init__(self) -> None:
         if self.log_base not in LOG_BASES:
-            raise UsageProblem(f"--log-base is {self.log_base!r}; expected 2, e or 10")
+            raise UsageProblem(f"`log_base` is {self.log_base!r}; expected 2, e or 10")
         if isinstance(self.candidates, bool) or not isinstance(
                 self.candidates, (int, np.integer)) or self.candidates < 1:
-            raise UsageProblem(f"--candidates must be a whole number >= 1, got "
+            raise UsageProblem(f"`candidates` must be a whole number >= 1, got "
                                f"{self.candidates!r}")
         if self.skip_unk and self.unkify is None:
-            raise UsageProblem("--skip-unk needs the model's unkify output (--unkify FILE)")
+            raise UsageProblem("`skip_unk` needs the model's unkify output (`unkify`)")
 
     @property
     def files(self) -> List[str]:
         """The model's outputs given beside the predictions file, by option."""
-        return [option for option, value in (("--spec", self.spec), ("--unkify", self.unkify),
-                                             ("--tokenize", self.tokenize),
-                                             ("--text", self.text)) if value is not None]
+        return [f"`{option}`" for option, value in (
+            ("spec", self.spec), ("unkify", self.unkify), ("tokenize", self.tokenize),
+            ("text", self.text)) if value is not None]
 
 
 @dataclass
@@ -77,11 +77,11 @@ def zoo_table(path: str, options: ZooOptions = ZooOptions(), skip_first_token: b
     """A predictions file as a table, with the options' files read and checked against
     it; `by` "word" groups the rows by word (it needs the text)."""
     if by == "word" and options.text is None:
-        raise UsageProblem("--by word needs the original sentences (--text FILE), to "
-                           "find the words in")
+        raise UsageProblem("`by` word needs the original sentences (`text`), to find the "
+                           "words in")
     if by != "word" and options.text is not None:
-        raise UsageProblem("--text gives the sentences to find words in: it goes with "
-                           "--by word")
+        raise UsageProblem("`text` gives the sentences to find words in: it goes with "
+                           "`by` word")
     predictions = read_predictions(path, options.log_base, options.candidates,
                                    skip_first_token, progress)
     signed = [("vocab", str(len(predictions.vocabulary)))]

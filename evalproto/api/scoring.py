@@ -15,21 +15,26 @@ either, all with the same interface.
 
 from __future__ import annotations
 
-import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
+import click
 import numpy as np
 
-from evalproto.base.errors import InputWarning, UsageProblem
+from evalproto.base.errors import InputWarning, UsageProblem, warn
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics import registry
 from evalproto.readers import datasets
 from evalproto.readers.groups import read_groups
-from evalproto.readers.text import Corpus, looks_like_json_lines, read_corpus
+from evalproto.readers.text import (
+    Corpus,
+    SegmentReferences,
+    looks_like_json_lines,
+    read_corpus,
+)
 from evalproto.reports.results import format_results, format_segments, result_record
 from evalproto.sources.base import StatsSource, corpus_rows
 from evalproto.sources.pool import open_source
@@ -58,7 +63,7 @@ class Score:
     name: str
     score: float
     signature: str
-    stats: Dict[str, float]
+    stats: Dict[str, Optional[float]]
     details: Dict[str, Any] = field(default_factory=dict)
     n: int = 0
     verbose: str = ""
@@ -83,14 +88,14 @@ class Metric:
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
             raise ValueError(f"jobs must be a whole number >= 1, got {jobs!r}")
         timeout = checked_timeout(timeout)
-        self.spec = spec
+        self.metric_spec = spec
         self._stack = ExitStack()
         self.source: StatsSource = open_source(spec, self._stack, timeout, jobs)
 
     @property
     def label(self) -> str:
         """The metric as it was named: its spec, or its command."""
-        return self.spec.spec
+        return self.metric_spec.spec
 
     @property
     def name(self) -> str:
@@ -134,7 +139,7 @@ class Metric:
         each as long as `hyps`) goes by keyword, as `ref_streams`."""
         table = self.stats_table(hyps, refs, ref_streams=ref_streams)
         for warning in self.input_warnings(hyps):
-            warnings.warn(f"{self.label}: {warning}", InputWarning, stacklevel=2)
+            warn(InputWarning(f"{self.label}: {warning}"))
         (result,) = analyse([table], Analysis())
         return self._score(result)
 
@@ -196,7 +201,7 @@ class Metric:
         if exc_type is None:
             self.close()
         else:
-            self._stack.__exit__(exc_type, *rest)
+            self._stack.__exit__(exc_type, *rest)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         return f"<evalproto.Metric {self.label!r}: {self.signature}>"
@@ -242,8 +247,9 @@ def _option_words(evaluator: Any, options: Mapping[str, Any]
                   ) -> List[Tuple[str, Optional[str], str]]:
     """Python keyword options as with_options takes them: (option, value or None for a
     flag, how the caller wrote it)."""
-    known = {param.name: param for param in type(evaluator).options}
-    words = []
+    known = {param.name: param for param in type(evaluator).options
+             if isinstance(param, click.Option)}
+    words: List[Tuple[str, Optional[str], str]] = []
     for key, value in options.items():
         param = known[key]
         if param.is_flag:
@@ -351,7 +357,7 @@ class Comparison:
 
     results: List[Result]
     segments: List[SegmentScores] = field(default_factory=list)
-    ids: List[str] = field(default_factory=list)
+    ids: Sequence[str] = field(default_factory=list)
 
     def to_dict(self) -> List[Dict[str, Any]]:
         """The results as records (the JSON Lines of corpus-score)."""
@@ -359,7 +365,8 @@ class Comparison:
 
     def to_pandas(self) -> Any:
         """One row per (system, metric[, group]): score, mean, ci, p_value, n, signature,
-        baseline. pandas is an optional extra: pip install 'evalproto[pandas]'."""
+        baseline; a figure that is not there (no group, no interval) is NaN. pandas is
+        an optional extra: pip install 'evalproto[pandas]'."""
         try:
             import pandas
         except ImportError:
@@ -367,8 +374,13 @@ class Comparison:
                               "pip install 'evalproto[pandas]'") from None
         columns = ["system", "metric", "group", "score", "mean", "ci", "p_value", "n",
                    "signature", "baseline"]
-        return pandas.DataFrame([{column: getattr(result, column) for column in columns}
-                                 for result in self.results], columns=columns)
+        frame = pandas.DataFrame([{column: getattr(result, column) for column in columns}
+                                  for result in self.results], columns=columns)
+        # One mark of a missing value, NaN, whatever the column and the pandas version
+        # (an all-None column stayed None, a str column turned None into NaN).
+        frame = frame.astype({"score": float, "mean": float, "ci": float, "p_value": float})
+        frame["group"] = frame["group"].astype(object).where(frame["group"].notna(), np.nan)
+        return frame
 
     def __str__(self) -> str:
         if self.segments:
@@ -398,6 +410,7 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
             segments = segment_references(hyps, refs, ref_streams)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"system {name!r}: {exc}") from None
+    assert segments is not None  # there is a system
     analysis = analysis_of(confidence, paired, paired_n, seed, len(named))
     corpus = Corpus(segments, {name: list(hyps) for name, hyps in named.items()},
                     SegmentNumbers(len(segments)), checked_groups(groups, len(segments)))
@@ -431,7 +444,7 @@ def given_metrics(metrics: Any) -> List[Union[MetricSpec, Metric]]:
 
 def spec_of(metric: Union[MetricSpec, Metric]) -> MetricSpec:
     """A metric's spec (a Metric's own), for what builds its own copies (a cluster)."""
-    return metric.spec if isinstance(metric, Metric) else metric
+    return metric.metric_spec if isinstance(metric, Metric) else metric
 
 
 def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: Optional[int],
@@ -440,13 +453,13 @@ def analysis_of(confidence: Union[bool, int], paired: Optional[str], paired_n: O
     if paired not in (None, "bs", "ar", "ttest"):
         raise ValueError(f"paired is {paired!r}; expected 'bs' (paired bootstrap), 'ar' "
                          f"(approximate randomization), 'ttest' or None")
-    if paired is not None and systems < 2:
-        raise ValueError("paired tests compare systems: give two or more, the first being "
-                         "the baseline")
     default_n = {"bs": 1000, "ar": 10000}.get(paired or "", 0)
-    return Analysis(resamples=resamples_of(confidence), paired=paired,
-                    paired_n=default_n if paired_n is None else count_of(paired_n, "paired_n"),
-                    seed=seed)
+    analysis = Analysis(resamples=resamples_of(confidence), paired=paired,
+                        paired_n=default_n if paired_n is None else count_of(paired_n,
+                                                                             "paired_n"),
+                        seed=seed)
+    analysis.check_systems(systems)
+    return analysis
 
 
 def resamples_of(confidence: Union[bool, int]) -> int:
@@ -494,7 +507,7 @@ def corpus_tables(stack: ExitStack, corpus: Corpus, metrics: Sequence[MetricLike
             check_ttest(source, label)
         for system, hyps in corpus.systems.items():
             for warning in input_warnings(source, hyps):
-                warnings.warn(f"{system}: {label}: {warning}", InputWarning, stacklevel=2)
+                warn(InputWarning(f"{system}: {label}: {warning}"))
         rows = corpus_rows(source, corpus.refs, corpus.systems, progress, label=label)
         tables.append(StatsTable(label, source, rows, corpus.ids, corpus.tags,
                                  nrefs=corpus.nrefs))
@@ -553,30 +566,28 @@ def _warn_of_json_lines(paths: Sequence[str], files: Sequence[Sequence[str]]) ->
     """An InputWarning for each text file whose every line is a JSON object."""
     for path, lines in zip(paths, files):
         if looks_like_json_lines(lines):
-            warnings.warn(f"{path}: every line is a JSON object, but the file is read as "
-                          f"plain text, one segment per line: if it is a dataset or "
-                          f"predictions, give its format with --data-format (dynabench "
-                          f"or oasst)", InputWarning, stacklevel=3)
+            warn(InputWarning(f"{path}: every line is a JSON object, but the file is read as "
+                              f"plain text, one segment per line: if it is a dataset or "
+                              f"predictions, give its format with `data_format` (dynabench "
+                              f"or oasst)"))
 
 
-def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence[str],
-                 ref_field: str = "answer", hyp_field: str = "pred",
-                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None,
-                 format_given: bool = False) -> Corpus:
-    """A corpus from text files (references first), or a JSON Lines dataset with its
-    prediction files (`dynabench`, `oasst`). `names` names the systems, one per
-    hypothesis file (by default, the files' paths name them). A text file whose every
-    line is a JSON object is read as text, with an InputWarning that names the option,
-    unless the format was given (`format_given`)."""
-    if names is not None and len(names) != len(hyp_paths):
-        raise UsageProblem(f"{len(names)} names for {len(hyp_paths)} systems")
-    if data_format == "text":
+def read_dataset(data_format: Optional[str], ref_paths: Sequence[str],
+                 hyp_paths: Sequence[str], ref_field: str = "answer", hyp_field: str = "pred",
+                 progress: Progress = QUIET, names: Optional[Sequence[str]] = None) -> Corpus:
+    """A corpus from text files (references first; `data_format` "text"), or a JSON
+    Lines dataset with its prediction files ("dynabench", "oasst"). None reads text,
+    with an InputWarning for a file whose every line is a JSON object (a dataset read
+    as text by mistake). `names` names the systems, one per hypothesis file (by
+    default, the files' paths name them)."""
+    if data_format is None or data_format == "text":
         corpus = read_corpus(ref_paths, hyp_paths, progress)
-        if not format_given:
+        if data_format is None:
             _warn_of_json_lines([*ref_paths, *hyp_paths],
-                                [*corpus.refs.columns, *corpus.systems.values()])
+                                [*cast(SegmentReferences, corpus.refs).columns,
+                                 *corpus.systems.values()])
     elif len(ref_paths) != 1:
-        raise UsageProblem(f"--data-format {data_format} takes one dataset file, then the "
+        raise UsageProblem(f"`data_format` {data_format} takes one dataset file, then the "
                            f"prediction files")
     elif data_format == "dynabench":
         corpus = datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
@@ -586,5 +597,9 @@ def read_dataset(data_format: str, ref_paths: Sequence[str], hyp_paths: Sequence
         raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or "
                          f"oasst")
     if names is not None:
-        corpus.systems = {name: corpus.systems[path] for name, path in zip(names, hyp_paths)}
+        if len(names) != len(corpus.systems):
+            raise UsageProblem(f"{len(names)} names for {len(corpus.systems)} systems"
+                               + (" (standard input's tab-separated columns are one each)"
+                                  if len(corpus.systems) != len(hyp_paths) else ""))
+        corpus.systems = dict(zip(names, corpus.systems.values()))
     return corpus

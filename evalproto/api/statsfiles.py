@@ -8,8 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.api.cluster import check_cluster_inputs
-from evalproto.api.scoring import Comparison, MetricLike, given_metrics, spec_of
+from evalproto.api.scoring import Comparison
 from evalproto.base.errors import EvalprotoError, InputError, UsageProblem
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.progress import QUIET, Progress
@@ -17,46 +16,12 @@ from evalproto.metrics import registry
 from evalproto.readers.groups import read_groups
 from evalproto.readers.scores import read_scores
 from evalproto.readers.statsfiles import MetricColumns, merge_stats, read_stats
-from evalproto.readers.text import read_corpus
-from evalproto.sources import dask as cluster
-from evalproto.sources.base import corpus_rows
 from evalproto.sources.pool import open_source
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import IN_PROCESS, MetricSpec
 from evalproto.stats.reductions import Analysis, analyse
+from evalproto.stats.resampling import checked_total
 from evalproto.stats.table import StatsTable
-
-
-def write_stats_files(ref_paths: Sequence[str], hyp_path: str, metrics: Sequence[MetricLike],
-                      *, first_id: int = 1, jobs: int = 1,
-                      timeout: Optional[float] = DEFAULT_TIMEOUT,
-                      scheduler: Optional[str] = None, progress: Progress = QUIET
-                      ) -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
-    """(the metrics' columns, the segment ids, each metric's rows) of one system's file,
-    for a stats file (see `stats_file_text`): computed here with `jobs` copies of each
-    metric, or on the Dask cluster at `scheduler`, whose workers read the files."""
-    specs = [spec_of(metric) for metric in given_metrics(metrics)]
-    with ExitStack() as stack:
-        if scheduler:
-            check_cluster_inputs(jobs, [*ref_paths, hyp_path])
-            client = stack.enter_context(cluster.connect(scheduler))
-            segments, computed = cluster.cluster_rows(client, specs, ref_paths, [hyp_path],
-                                                      timeout)
-            pairs = [(source, rows[hyp_path]) for source, rows in computed]
-        else:
-            corpus = read_corpus(ref_paths, [hyp_path], progress)
-            segments = len(corpus.refs)
-            pairs = []
-            for spec in specs:
-                source = open_source(spec, stack, timeout, jobs)
-                rows = corpus_rows(source, corpus.refs, corpus.systems, progress,
-                                   label=spec.spec)
-                pairs.append((source, next(iter(rows.values()))))
-        columns = [MetricColumns(spec.spec, spec.kind, source.signature(),
-                                 tuple(source.stat_names or ()), source.higher_is_better)
-                   for spec, (source, _) in zip(specs, pairs)]
-    ids = SegmentNumbers(segments, first_id)
-    return columns, ids, [rows for _, rows in pairs]
 
 
 def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Analysis,
@@ -67,9 +32,7 @@ def reduce_stats(paths: Sequence[str], evaluators: Sequence[str], analysis: Anal
     order), never with the one written in the file: a stats file is data."""
     with ExitStack() as stack:
         tables = stats_tables(stack, paths, evaluators, partial, timeout, groups)
-        if analysis.paired and len(tables[0].systems) < 2:
-            raise UsageProblem("paired tests compare systems: the stats files hold one "
-                               "system (--system names it)")
+        analysis.check_systems(len(tables[0].systems))
         return Comparison(analyse(tables, analysis, progress), ids=tables[0].ids)
 
 
@@ -106,13 +69,17 @@ def stats_tables(stack: ExitStack, paths: Sequence[str], evaluators: Sequence[st
                     f"not be comparable")
             for stats_file in batch:
                 _check_rows(source, stats_file, number)
+            for system in first.systems:  # an overflowing sum is said with its files
+                files_of = ", ".join(part.path for part in batch if part.system == system)
+                checked_total(stats.systems[system][number], metric.stat_names,
+                              f"{files_of}: system {system!r}, {metric.spec}")
             tables.append(StatsTable(metric.spec, source, {
                 system: stats.systems[system][number] for system in first.systems},
                 first.ids, tags, nrefs=stats.nrefs))
     extra = list(commands)
     if extra:
-        raise UsageProblem(f"-e {extra[0]!r}: the stats files hold no other metric "
-                           f"written by a command")
+        raise UsageProblem(f"`evaluators` names {extra[0]!r}, but the stats files hold no "
+                           f"other metric written by a command")
     return tables
 
 
@@ -125,7 +92,7 @@ def _reduce_spec(metric: MetricColumns, commands: Iterator[str]) -> str:
         raise UsageProblem(
             f"the stats files were written by the evaluator command {metric.spec!r}. A stats "
             f"file is data, and evalproto runs no command named in data: to reduce them, "
-            f"name the command yourself: evalproto reduce -e {shlex.quote(metric.spec)} ...")
+            f"name the command yourself in `evaluators`: {shlex.quote(metric.spec)}")
     return command
 
 
@@ -146,13 +113,13 @@ def _check_rows(source: Any, stats_file: Any, number: int) -> None:
 
 def import_scores(path: str, metric: str, signature: str = "",
                   field: Optional[str] = None, lower_is_better: bool = False
-                  ) -> Tuple[List[MetricColumns], List[str], List[np.ndarray]]:
+                  ) -> Tuple[List[MetricColumns], Sequence[str], List[np.ndarray]]:
     """(the columns, the segment ids, the rows) of a stats file of segment scores
     computed elsewhere (see evalproto.readers.scores for the formats), under the `mean`
     metric named `metric`: rows of (score, score², 1), so that `reduce` and `report
     --stats` give intervals, paired tests and groups of the mean score."""
     if not metric.strip() or any(character in metric for character in "\t\n\r"):
-        raise UsageProblem(f"--metric must name the metric (e.g. COMET), got {metric!r}")
+        raise UsageProblem(f"`metric` must name the metric (e.g. COMET), got {metric!r}")
     scores = read_scores(path, field)
     words = ["mean", metric] + (["--signature", signature] if signature else []) + (
         ["--lower-is-better"] if lower_is_better else [])

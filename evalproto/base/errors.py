@@ -3,6 +3,8 @@ and exit status 1, or 2 for a usage problem."""
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any, Optional, TypeVar
 
 Placed = TypeVar("Placed", bound="EvalprotoError")
@@ -75,3 +77,12 @@ class EvaluatorWarning(UserWarning):
 class InputWarning(UserWarning):
     """Input that is read as asked but looks like it was meant otherwise: hypotheses that
     look tokenized (sacrebleu's BLEU warning), a JSON Lines file read as plain text."""
+
+
+def warn(warning: Warning) -> None:
+    """Issue `warning` at the caller's line: the first frame outside evalproto, however
+    deep inside it the warning was found, so that Python shows the user's own code."""
+    level, frame = 2, sys._getframe(1)  # 1 is this function, 2 its caller
+    while frame.f_globals.get("__name__", "").startswith("evalproto") and frame.f_back:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(warning, stacklevel=level)

@@ -55,7 +55,7 @@ def checked_items(items: Iterable[Any]) -> List[Item]:
     (each system's item of one segment, as corpus_rows sends them) share one checked
     tuple (a generator could change the object between its items; a list's items are
     all made). Anything else takes checked_item's way, which explains what is wrong."""
-    checked = []
+    checked: List[Item] = []
     append = checked.append
     shared = type(items) is list
     last_refs: Any = _NOTHING

@@ -7,31 +7,95 @@ file (or a path where none exists yet) is written whole to an unnamed temporary 
 beside it (Linux's O_TMPFILE), which is given a name
 only once complete and renamed over the target at once: readers see the old file or the
 whole new one, and a run killed at any moment leaves no stray temporary file behind.
-The target keeps its permissions. Anything else at the path (a FIFO, a device such as
-/dev/stdout, a socket) is written through, never replaced; a symbolic link is followed
-and its target written as above.
+The target keeps its permissions. Anything else at the path (a FIFO, a device, a
+socket) is written through, never replaced; a symbolic link is followed and its target
+written as above. A name of a stream this process holds open (/dev/stdout,
+/dev/stderr, /dev/fd/N, /proc/self/fd/N: the shell's `>(gzip > out.gz)` too) is
+written through that descriptor, where the stream stands, so that what the shell wrote
+before and after stays. No output may be one of the command's inputs (`check_outputs`).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 import tempfile
+from typing import Dict, Iterable, Optional, Tuple
 
-from evalproto.base.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError, UsageProblem
 
 STDOUT = "-"
+_STREAM = re.compile(r"/dev/(?:(stdout)|(stderr)|fd/([0-9]+))|/proc/(self|[0-9]+)/fd/([0-9]+)")
+
+
+def stream_descriptor(path: str) -> Optional[int]:
+    """The descriptor an open-stream name stands for in this process ("-" and
+    /dev/stdout: 1), or None for any other path."""
+    if path == STDOUT:
+        return 1
+    found = _STREAM.fullmatch(path)
+    if found is None:
+        return None
+    stdout, stderr, fd, process, proc_fd = found.groups()
+    if process is not None and process not in ("self", str(os.getpid())):
+        return None  # another process's stream is a path like any other
+    return 1 if stdout else 2 if stderr else int(fd or proc_fd)
+
+
+def check_outputs(outputs: Iterable[Optional[str]], inputs: Iterable[str]) -> None:
+    """Refuse, before any work, an output that is one of the inputs (the same file, by
+    device and inode, whatever the path says) or another output: it would be replaced
+    by the results, and the input lost. Paths that do not exist yet are fine."""
+    read: Dict[object, str] = {}
+    for path in inputs:
+        found = _identity(path)
+        if found is not None:
+            read.setdefault(found, path)
+    written: Dict[object, str] = {}
+    for output in outputs:
+        if output is None or output == STDOUT:
+            continue
+        path = output
+        identity: object = _identity(path) or os.path.realpath(path)
+        if identity in read:
+            same = "" if read[identity] == path else f" ({read[identity]})"
+            raise UsageProblem(f"{path}: the output is one of the command's inputs{same}; "
+                               f"writing the results there would destroy it: give another "
+                               f"file")
+        if identity in written and stream_descriptor(path) is None:
+            raise UsageProblem(f"{path}: given as two outputs ({written[identity]} too); give "
+                               f"each its own file")
+        written[identity] = path
+
+
+def _identity(path: str) -> Optional[Tuple[int, int]]:
+    """(device, inode) of what a path names, an open stream's file included; None for
+    standard input or output ("-"), a path that does not exist, or one that cannot be
+    read (the command says why when it gets there)."""
+    if path == STDOUT or "\0" in path:
+        return None
+    try:
+        descriptor = stream_descriptor(path)
+        status = os.fstat(descriptor) if descriptor is not None else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
 
 
 def write_output(path: str, text: str) -> None:
     """Write `text` to `path`: stdout for "-", atomically for a regular file, and
     straight through for anything else."""
-    if path == STDOUT:
+    descriptor = stream_descriptor(path)
+    if descriptor == 1:  # "-" or /dev/stdout: where this process's output stands
         sys.stdout.flush()
         sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
         sys.stdout.buffer.flush()
+        return
+    if descriptor is not None:
+        _write_through(path, descriptor, text.encode("utf-8", "backslashreplace"))
         return
     if "\0" in path:
         raise EvalprotoError(f"{path!r}: not a file name: a file name cannot hold a NUL "
@@ -53,6 +117,18 @@ def write_output(path: str, text: str) -> None:
             return
         mode = stat.S_IMODE(status.st_mode) if status else 0o666 & ~_umask()
         _replace(target, text.encode("utf-8", "backslashreplace"), mode)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+
+
+def _write_through(path: str, descriptor: int, data: bytes) -> None:
+    """Write to a stream this process holds, where it stands (its shell's offset)."""
+    if descriptor == 2:
+        sys.stderr.flush()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view):]
     except OSError as exc:
         raise _cannot_write(path, exc) from None
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import click
 
-import evalproto
+from evalproto.api import commandline as api
 from evalproto.cli.options import CONTEXT, apply, reports_errors
 from evalproto.service.names import check_name
 
@@ -168,8 +168,7 @@ def leaderboard(task: str, dataset: Optional[str], output_format: str, width: in
         text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
                        for section in board["datasets"] for entry in section["entries"])
     else:
-        from evalproto.api.board import format_leaderboard
-        text = format_leaderboard(board, width)
+        text = api.format_leaderboard(board, width)
     click.echo(text, nl=False)
 
 
@@ -195,7 +194,7 @@ def export(task: str, dataset: str, directory: str, server: str,
         raise click.ClickException(f"{directory}: cannot make the directory: "
                                    f"{exc.strerror or exc}") from None
     for model, text in texts.items():
-        evalproto.write_output(os.path.join(directory, f"{model}.stats"), text)
+        api.write_output(os.path.join(directory, f"{model}.stats"), text)
     click.echo(f"Wrote {len(texts)} stats files to {directory} ({', '.join(plan['metrics'])})."
                + (f" Not every model is scored yet with: {', '.join(plan['left_out'])}."
                   if plan["left_out"] else ""))

@@ -60,7 +60,7 @@ def main() -> None:
     catch_signals()
     warnings.showwarning = _show_warning
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is shown escaped
-        stream.reconfigure(errors="backslashreplace")
+        stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         from evalproto.base import processes
 
@@ -146,5 +146,8 @@ def _called_from(frame: Optional[FrameType], code: CodeType) -> bool:
 
 def _show_warning(message: Warning | str, category: type, filename: str, lineno: int,
                   file: object = None, line: object = None) -> None:
-    """Warnings as one line on stderr, like errors; never a source line."""
-    sys.stderr.write(f"Warning: {message}\n")
+    """Warnings as one line on stderr, like errors, worded for the command line; never
+    a source line."""
+    from evalproto.cli.options import for_the_command_line  # loaded by every command
+
+    sys.stderr.write(f"Warning: {for_the_command_line(str(message))}\n")

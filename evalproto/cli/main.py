@@ -8,9 +8,9 @@ import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import click
-from click.core import ParameterSource
 
 import evalproto
+from evalproto.api import commandline as api
 from evalproto.cli import pipes
 from evalproto.cli.options import (
     CONTEXT,
@@ -34,6 +34,7 @@ from evalproto.cli.options import (
     seed_option,
     systems_option,
     timeout_option,
+    writes,
 )
 from evalproto.cli.progress import TerminalProgress
 
@@ -112,12 +113,12 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
     report is slow to make, is gone before the report is written)."""
     phase = progress.start("report", 1)
     if comparison.segments:
-        text = evalproto.format_segments(comparison.segments, comparison.ids, output_format,
+        text = api.format_segments(comparison.segments, comparison.ids, output_format,
                                          width, score_only)
     elif score_only:
-        text = evalproto.format_scores(comparison.results, width)
+        text = api.format_scores(comparison.results, width)
     else:
-        text = evalproto.format_results(comparison.results, output_format, width)
+        text = api.format_results(comparison.results, output_format, width)
     phase.advance()
     phase.close()
     return text
@@ -132,7 +133,7 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
               help="Print each segment's score instead of the corpus score.")
 @score_only_option
 @click.option("--data-format", type=click.Choice(["text", "dynabench", "oasst"]),
-              default="text", show_default=True,
+              default=None, show_default="text",
               help="text: one segment per line. dynabench: a JSON Lines dataset of "
                    "{uid|id, answer, tags} and predictions {id, pred}. oasst: an "
                    "Open-Assistant export (assistant messages are references) and "
@@ -146,10 +147,12 @@ def render(comparison: Any, output_format: str, width: int, score_only: bool,
 @analysis_options
 @click.pass_context
 @reports_errors
+@writes(["output"], reads=["files", "inputs", "groups_path"])
 def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
                  metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
                  timeout: Optional[float], jobs: int, sentence_level: bool, score_only: bool,
-                 data_format: str, ref_field: str, hyp_field: str, names: Optional[str],
+                 data_format: Optional[str], ref_field: str, hyp_field: str,
+                 names: Optional[str],
                  scheduler: Optional[str],
                  groups_path: Optional[str], output_format: str, width: int, output: str,
                  **analysis_flags: Any) -> None:
@@ -170,9 +173,8 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
         ref_paths, hyp_paths, specs, analysis, jobs=jobs, timeout=timeout,
         sentence_level=sentence_level, data_format=data_format, ref_field=ref_field,
         hyp_field=hyp_field, groups=groups_path, names=system_names, scheduler=scheduler,
-        format_given=ctx.get_parameter_source("data_format") != ParameterSource.DEFAULT,
         progress=progress)
-    evalproto.write_output(output, render(comparison, output_format, width, score_only,
+    api.write_output(output, render(comparison, output_format, width, score_only,
                                           progress))
 
 
@@ -189,6 +191,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
 @scheduler_option
 @click.pass_context
 @reports_errors
+@writes(["output"], reads=["files"])
 def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
           evaluators: Tuple[str, ...], timeout: Optional[float], jobs: int, output: str,
           system: Optional[str], first_id: int, scheduler: Optional[str]) -> None:
@@ -196,10 +199,10 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
     `evalproto reduce`."""
     ref_paths, (hyp_path,) = split_files(files, ())
     specs = metric_specs(ctx, metrics, evaluators)
-    columns, ids, rows = evalproto.write_stats_files(
+    columns, ids, rows = api.file_stats(
         ref_paths, hyp_path, specs, first_id=first_id, jobs=jobs, timeout=timeout,
         scheduler=scheduler, progress=TerminalProgress())
-    evalproto.write_stats(output, system or hyp_path, len(ref_paths), columns, ids, rows)
+    api.write_stats(output, system or hyp_path, len(ref_paths), columns, ids, rows)
 
 
 @main.command("reduce", context_settings=CONTEXT)
@@ -214,6 +217,7 @@ def stats(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
 @score_only_option
 @analysis_options
 @reports_errors
+@writes(["output"], reads=["files", "groups_path"])
 def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optional[float],
            partial: bool, score_only: bool, groups_path: Optional[str], output_format: str,
            width: int, output: str, **analysis_flags: Any) -> None:
@@ -231,7 +235,7 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
     progress = TerminalProgress()
     comparison = evalproto.reduce_stats(files, evaluators, analysis, partial, timeout,
                                         groups_path, progress)
-    evalproto.write_output(output, render(comparison, output_format, width, score_only,
+    api.write_output(output, render(comparison, output_format, width, score_only,
                                           progress))
 
 
@@ -244,7 +248,7 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
 @metric_options_with_default("bleu and chrf")
 @names_option
 @click.option("--data-format", type=click.Choice(["text", "dynabench", "oasst"]),
-              default="text", show_default=True,
+              default=None, show_default="text",
               help="As corpus-score's; a dataset's tags are the groups.")
 @click.option("--source", "source_path", metavar="FILE",
               help="The segments' sources, one per line, shown beside the largest wins "
@@ -278,9 +282,12 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
               help="Also write every figure of the page as JSON.")
 @click.pass_context
 @reports_errors
+@writes(["output", "latex_path", "json_path"],
+        reads=["files", "inputs", "source_path", "groups_path", "freq_corpus"])
 def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
            from_stats: bool, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
-           timeout: Optional[float], jobs: int, names: Optional[str], data_format: str,
+           timeout: Optional[float], jobs: int, names: Optional[str],
+           data_format: Optional[str],
            source_path: Optional[str], groups_path: Optional[str], freq_corpus: Optional[str],
            samples: int, paired_ar: bool, paired_ar_n: int, paired_ttest: bool,
            seed: Optional[int], examples: int, width: int, output: str,
@@ -299,7 +306,7 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
     if from_stats:
         given = [option for option, value in (
             ("-i", inputs), ("-m", metrics), ("--names", names), ("--source", source_path),
-            ("--freq-corpus", freq_corpus), ("--data-format", data_format != "text"),
+            ("--freq-corpus", freq_corpus), ("--data-format", data_format not in (None, "text")),
             ("-j", jobs > 1)) if value]
         if given:
             raise click.UsageError(f"with --stats the files hold the systems, their names "
@@ -309,10 +316,8 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
     else:
         ref_paths, hyp_paths = split_files(files, inputs)
         hyp_paths, system_names = named_systems(hyp_paths, names)
-        if (paired_ar or paired_ttest) and len(hyp_paths) < 2:
-            raise click.UsageError("paired tests compare systems: give two or more with -i")
         specs = (metric_specs(ctx, metrics, evaluators) if metrics or evaluators
-                 else list(evalproto.REPORT_METRICS))
+                 else list(api.REPORT_METRICS))
         corpus = evalproto.read_dataset(data_format, ref_paths, hyp_paths, progress=progress,
                                         names=system_names)
         result = evalproto.report_corpus(corpus, specs, options, groups=groups_path,
@@ -325,7 +330,7 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
     if json_path:
         pages.append((json_path, evalproto.format_report(result, "json")))
     for path, text in pages:
-        evalproto.write_output(path, text)
+        api.write_output(path, text)
 
 
 @main.command("import-scores", context_settings=CONTEXT)
@@ -345,6 +350,7 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
 @click.option("-o", "--output", required=True, metavar="FILE",
               help="The stats file to write (atomically); '-' for standard output.")
 @reports_errors
+@writes(["output"], reads=["file"])
 def import_scores(file: str, metric: str, system: str, signature: str, field: Optional[str],
                   lower_is_better: bool, nrefs: int, output: str) -> None:
     """Turn segment scores computed elsewhere (COMET, BLEURT, MetricX, human judgements)
@@ -354,9 +360,9 @@ def import_scores(file: str, metric: str, system: str, signature: str, field: Op
     Lines (with --field), or comet-score's output. The metric is the mean of the
     scores, with (sum, sum of squares, count) per segment.
     """
-    columns, ids, rows = evalproto.import_scores(file, metric, signature, field,
+    columns, ids, rows = api.import_scores(file, metric, signature, field,
                                                  lower_is_better)
-    evalproto.write_stats(output, system, nrefs, columns, ids, rows)
+    api.write_stats(output, system, nrefs, columns, ids, rows)
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -416,6 +422,7 @@ def zoo_reading(command: Any) -> Any:
 @output_option
 @scheduler_option
 @reports_errors
+@writes(["output"], reads=["logs", "spec", "unkify", "tokenize", "text"])
 def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
              reranker: Optional[Tuple[float, float]], by: Optional[str],
              skip_first_token: bool, log_base: str, candidates: int, spec: Optional[str],
@@ -435,8 +442,8 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
                                 skip_unk=skip_unk, tokenize=tokenize, text=text,
                                 scheduler=scheduler, progress=TerminalProgress())
     records = [record for score in scores for record in score.to_dict()]
-    evalproto.write_output(output, evalproto.format_lm_json(records) if output_format == "json"
-                           else evalproto.format_lm_text(records))
+    api.write_output(output, api.format_lm_json(records) if output_format == "json"
+                           else api.format_lm_text(records))
 
 
 @main.command("lm-compare", context_settings=CONTEXT)
@@ -453,6 +460,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
               default="text", show_default=True)
 @output_option
 @reports_errors
+@writes(["output"], reads=["baseline", "other"])
 def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optional[int],
                reranker: Optional[Tuple[float, float]], log_base: str, candidates: int,
                output_format: str, output: str) -> None:
@@ -462,7 +470,7 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
     comparison = evalproto.lm_compare(baseline, other, test, samples, seed, reranker,
                                       TerminalProgress(), log_base=log_base,
                                       candidates=candidates)
-    evalproto.write_output(output, evalproto.format_lm_json(comparison.rows)
+    api.write_output(output, api.format_lm_json(comparison.rows)
                            if output_format == "json" else
-                           evalproto.format_lm_comparison(comparison.rows, baseline, other))
+                           api.format_lm_comparison(comparison.rows, baseline, other))
 

@@ -56,7 +56,7 @@ Option = Tuple[str, Optional[str], str]
 def given_options(values: Mapping[str, Any]) -> List[Tuple[MetricFlag, Option]]:
     """Each sacrebleu option that was given a value (`values` by dest: a flag that is
     set, an option that is not None), with the evaluator option it stands for."""
-    given = []
+    given: List[Tuple[MetricFlag, Option]] = []
     for flag in SACREBLEU_FLAGS:
         value = values.get(flag.dest)
         if flag.is_flag and value:

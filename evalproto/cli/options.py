@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shlex
 import shutil
 from functools import wraps
@@ -13,6 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import click
 
 import evalproto
+from evalproto.api import commandline as api
 from evalproto.cli.metric_flags import SACREBLEU_FLAGS, given_options, options_for
 from evalproto.cli.words import METRIC_FLAGS, UsageMistake, option_values, spread_values
 
@@ -74,7 +76,7 @@ def metric_specs(ctx: click.Context, metrics: Sequence[str],
             check_command(spec.spec)
     flags = ctx.meta.get("sacrebleu_flags", {})
     try:
-        names = [evalproto.evaluator_name(spec.spec) if spec.in_process else None
+        names = [api.evaluator_name(spec.spec) if spec.in_process else ""
                  for spec in specs]
         for flag, _ in given_options(flags):
             if flag.metric not in names:
@@ -82,7 +84,7 @@ def metric_specs(ctx: click.Context, metrics: Sequence[str],
                     f"{flag.short} is an option of {flag.metric} (as in sacrebleu), and no "
                     f"-m {flag.metric} is among the metrics: add -m {flag.metric}, or "
                     f"leave {flag.short} out")
-        return [evalproto.MetricSpec("in-process", evalproto.with_options(
+        return [evalproto.MetricSpec("in-process", api.with_options(
             spec.spec, options_for(name, flags))) if spec.in_process else spec
             for spec, name in zip(specs, names)]
     except evalproto.UsageProblem as exc:
@@ -121,16 +123,47 @@ def sacrebleu_flag_options(command: Callable) -> Callable:
 
 def reports_errors(command: Callable) -> Callable:
     """evalproto's errors as one `Error:` line (exit 1), or a usage error (exit 2) for
-    what the inputs make impossible to ask."""
+    what the inputs make impossible to ask, worded for the command line."""
     @wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
         except evalproto.UsageProblem as exc:
-            raise click.UsageError(str(exc)) from None
+            raise click.UsageError(for_the_command_line(str(exc))) from None
         except evalproto.EvalprotoError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(for_the_command_line(str(exc))) from None
     return run
+
+
+def for_the_command_line(message: str) -> str:
+    """A message of the API, which names its parameters `so`, with each parameter of
+    the running command named by its option instead (`data_format`: --data-format)."""
+    context = click.get_current_context(silent=True)
+    options = {param.name: max(param.opts, key=len) for param in
+               (context.command.params if context else []) if isinstance(param, click.Option)}
+    return re.sub(r"`(\w+)`", lambda found: options.get(found[1], found[0]), message)
+
+
+def writes(outputs: Sequence[str], reads: Sequence[str]) -> Callable[[Callable], Callable]:
+    """Refuse, before any work, an output (the parameters named in `outputs`) that is one
+    of the files the command reads (the parameters named in `reads`): `-o hyp` would
+    replace the hypotheses with their scores. Goes below @reports_errors."""
+    def decorate(command: Callable) -> Callable:
+        @wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            read = [path for name in reads for word in _words(kwargs.get(name))
+                    for path in (word, word.partition("=")[2]) if path]
+            api.check_outputs([kwargs.get(name) for name in outputs], read)
+            return command(*args, **kwargs)
+        return run
+    return decorate
+
+
+def _words(value: Any) -> List[str]:
+    """A parameter's paths: none, one, or several."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
 def apply(options: Sequence[Callable], command: Callable) -> Callable:
@@ -159,7 +192,7 @@ def _pair(ctx: click.Context, param: click.Parameter,
     if value is None:
         return None
     try:
-        alpha, beta = (evalproto.parse_number(part.strip()) for part in value.split(","))
+        alpha, beta = (api.parse_number(part.strip()) for part in value.split(","))
     except ValueError:
         raise click.BadParameter(f"expected two numbers ALPHA,BETA, got {value!r}") from None
     return alpha, beta
@@ -259,13 +292,13 @@ def analysis_from(systems: Optional[int], confidence: bool, confidence_n: int, p
     when it is known before reading)."""
     if paired_bs + paired_ar + paired_ttest > 1:
         raise click.UsageError("choose one of --paired-bs, --paired-ar and --paired-ttest")
-    if (paired_bs or paired_ar or paired_ttest) and systems is not None and systems < 2:
-        raise click.UsageError("paired tests compare systems: give two or more with -i; "
-                               "the first is the baseline")
-    return evalproto.Analysis(
+    analysis = evalproto.Analysis(
         resamples=confidence_n if confidence else 0,
         paired="bs" if paired_bs else "ar" if paired_ar else "ttest" if paired_ttest else None,
         paired_n=paired_bs_n if paired_bs else paired_ar_n if paired_ar else 0, seed=seed)
+    if systems is not None:
+        analysis.check_systems(systems)
+    return analysis
 
 
 systems_option = click.option(

@@ -16,7 +16,7 @@ def stdout_reader_gone() -> bool:
     """Whether standard output is a pipe whose reading end has been closed."""
     try:
         poller = select.poll()
-        poller.register(sys.__stdout__.fileno(), select.POLLOUT)
+        poller.register(sys.__stdout__.fileno(), select.POLLOUT)  # type: ignore[union-attr]
         return any(events & select.POLLERR for _, events in poller.poll(0))
     except (AttributeError, OSError, ValueError):  # no poll, or no real stdout
         return False
@@ -26,7 +26,7 @@ def drop_stdout() -> None:
     """Send what is still to be written to standard output nowhere, so that neither a
     later write nor the flush at exit fails again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.__stdout__.fileno())
+    os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
     os.close(devnull)
 
 

@@ -8,6 +8,8 @@ grouped, because all of those only ever sum its rows and call `score`.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
 from abc import ABC, abstractmethod
 from functools import lru_cache
@@ -19,6 +21,7 @@ import numpy as np
 from evalproto.base.errors import EvaluatorError, SpecError
 from evalproto.base.items import Item, checked_item, checked_items
 from evalproto.base.version import __version__
+from evalproto.metrics.signature import Signature
 from evalproto.wire.protocol import PROTOCOL_VERSION, RequestError
 from evalproto.wire.server import console_command
 
@@ -26,13 +29,6 @@ REFERENCE_CACHE_SIZE = 1024
 """How many reference sets an evaluator keeps preprocessed. Scoring goes segment by
 segment across systems, and tuners send a segment's n-best list together, so the same
 references come back to back and a small cache gets every hit at little memory."""
-
-
-def signature_value(value: Any) -> str:
-    """Booleans as sacrebleu writes them in signatures."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
 
 
 class Evaluator(ABC):
@@ -46,7 +42,7 @@ class Evaluator(ABC):
 
     name: ClassVar[str] = ""
     higher_is_better: ClassVar[bool] = True
-    options: ClassVar[Sequence[click.Option]] = ()
+    options: ClassVar[Sequence[click.Parameter]] = ()
     stat_names: Tuple[str, ...] = ()
     resample_dtype: ClassVar[type] = np.float64
     """The type that bootstrap resamples are summed in before they are scored. sacrebleu
@@ -114,14 +110,27 @@ class Evaluator(ABC):
         return []
 
     def signature_fields(self) -> Dict[str, Any]:
-        """The settings that make two scores comparable, in signature order."""
-        return {}
+        """The settings that make two scores comparable, in signature order. By default
+        the metric's name and the value of each declared option it was built with
+        (`metric:word-recall|lowercase:yes`); a metric whose scores depend on anything
+        else, or that writes its settings as sacrebleu does, says so here."""
+        given = self.__dict__.get("_options_given", {})
+        return {"metric": self.name, **{param.name: given[param.name]
+                                        for param in type(self).options
+                                        if param.name in given}}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every subclass's __init__ records the options it was called with (defaults
+        included), for the default signature, however the evaluator is built."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            cls.__init__ = _recording_options(cls.__init__)  # type: ignore[method-assign]
 
     def signature(self) -> str:
         """A sacrebleu-style signature, `key:value|...|version:evalproto-X`; reports put
         the data's part (`nrefs`, resampling) in front."""
-        fields = {**self.signature_fields(), "version": f"evalproto-{__version__}"}
-        return "|".join(f"{key}:{signature_value(value)}" for key, value in fields.items())
+        return str(Signature.of(self.signature_fields(),
+                                {"version": f"evalproto-{__version__}"}))
 
     @classmethod
     def describe(cls) -> str:
@@ -184,12 +193,12 @@ class Evaluator(ABC):
             raise RequestError(
                 f"EVAL needs {len(self.stat_names)} numbers "
                 f"({' '.join(self.stat_names)}), got {len(vector)}")
-        vector = np.array(vector, dtype=np.float64)
-        broken = self.broken_rule(vector[None, :], summed=True)
+        summed = np.array(vector, dtype=np.float64)
+        broken = self.broken_rule(summed[None, :], summed=True)
         if broken is not None:
             raise RequestError(f"these numbers are not a possible sum of {self.name} "
                                f"statistics: they break {broken[1]}")
-        value = float(self.score(vector))
+        value = float(self.score(summed))
         if not math.isfinite(value):
             raise ValueError(f"the score of this vector is not finite ({value})")
         return value
@@ -245,7 +254,8 @@ class Evaluator(ABC):
         if broken is not None:
             raise ValueError(f"not a possible sum of {self.name} statistics: it breaks "
                              f"{broken[1]}")
-        scores = np.array([self.score(vector) for vector in vectors], dtype=np.float64)
+        # float32 resamples keep float32 scores: sacrebleu averages them so
+        scores = np.array([self.score(vector) for vector in vectors])
         infinite = np.flatnonzero(~np.isfinite(scores))
         if len(infinite):  # as over the protocol: no score is a NaN or an infinity
             first = int(infinite[0])
@@ -318,7 +328,28 @@ class Evaluator(ABC):
     @classmethod
     def main(cls, argv: Optional[Sequence[str]] = None) -> None:
         """Console-script entry point: serve this evaluator over stdin/stdout."""
-        console_command(cls).main(args=argv, prog_name=f"{cls.name}-evaluator")
+        console_command(cls).main(args=argv,  # type: ignore[arg-type]
+                                  prog_name=f"{cls.name}-evaluator")
+
+
+def _recording_options(init: Any) -> Any:
+    """`init`, recording its arguments by name before it runs (the outermost call of a
+    chain of super().__init__ calls records them: the class the caller built)."""
+    parameters = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recording(self: Evaluator, *args: Any, **kwargs: Any) -> None:
+        if "_options_given" not in self.__dict__:
+            try:
+                bound = parameters.bind(self, *args, **kwargs)
+            except TypeError:
+                bound = None  # init itself raises the error that explains
+            if bound is not None:
+                bound.apply_defaults()
+                self.__dict__["_options_given"] = dict(list(bound.arguments.items())[1:])
+        init(self, *args, **kwargs)
+
+    return recording
 
 
 class CountsEvaluator(Evaluator):

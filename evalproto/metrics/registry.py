@@ -99,7 +99,8 @@ def with_options(spec: str, options: Sequence[Tuple[str, Optional[str], str]]) -
         wanted: Any = True if value is None else _converted(param, context, value, said)
         if context.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:
             if context.params[param.name] != wanted:
-                shown = "" if param.is_flag else f" {context.params[param.name]}"
+                flag = isinstance(param, click.Option) and param.is_flag
+                shown = "" if flag else f" {context.params[param.name]}"
                 raise SpecError(f"{said} contradicts the spec {spec!r}, which sets "
                                 f"{option}{shown} itself: give the option once")
             continue

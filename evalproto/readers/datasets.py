@@ -99,7 +99,7 @@ def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "an
             raise InputError(f"{ref_path}: line {number}: duplicate example id {key!r}")
         seen.add(key)
         if ref_field not in row:
-            raise InputError(f"{ref_path}: line {number}: no {ref_field!r} field (see --ref-field)")
+            raise InputError(f"{ref_path}: line {number}: no {ref_field!r} field (see `ref_field`)")
         tags = row.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
             raise InputError(f"{ref_path}: line {number}: 'tags' must be a list of strings")

@@ -163,7 +163,7 @@ def _candidate_matrix(events: Sequence[_Event], column: int) -> np.ndarray:
     with -inf, as float32 like lmc's jagged matrices."""
     rows = []
     for event in events:
-        results, target = event.results, event.target
+        results, target = event.results or [], event.target
         ordered = [r for r in results if r[0] == target] + [r for r in results if r[0] != target]
         rows.append([-np.inf if r[column] is None else r[column] for r in ordered])
     width = max(len(row) for row in rows)

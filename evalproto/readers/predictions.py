@@ -266,7 +266,7 @@ class _Scorer:
             raise InputError(
                 f"{where} {first + row}: not a log-probability distribution: in base "
                 f"{base} its probabilities sum to {totals[row]:.6g}, not 1 (within "
-                f"{TOLERANCE:g}); is the base right (--log-base 2|e|10)?")
+                f"{TOLERANCE:g}); is the base right (`log_base` 2, e or 10)?")
         zero = np.flatnonzero(np.isneginf(actual))
         if len(zero):
             row = zero[0]

@@ -60,7 +60,7 @@ def _plain(path: str, lines: List[str]) -> Scores:
             values.append(parse_number(line.strip()))
         except ValueError as exc:
             found = "an empty line" if not line.strip() else f"a line that {exc}"
-            hint = " (a JSON Lines file needs --field)" if line.lstrip().startswith("{") else ""
+            hint = " (a JSON Lines file needs `field`)" if line.lstrip().startswith("{") else ""
             raise InputError(f"{path}: line {number}: expected one number (a segment score) "
                              f"per line, found {found}{hint}") from None
     return Scores(values, list(range(1, len(values) + 1)))
@@ -122,7 +122,7 @@ def _comet(path: str, lines: List[str], chosen: Optional[str]) -> Scores:
     if chosen is None and len(names) > 1:
         raise InputError(f"{path}: comet-score's output holds the scores of "
                          f"{len(names)} files ({', '.join(map(repr, names))}); name the "
-                         f"one to import with --field")
+                         f"one to import with `field`")
     name = names[0] if chosen is None else chosen
     if name not in segments:
         raise InputError(f"{path}: comet-score's output has no scores of {name!r}; it has "

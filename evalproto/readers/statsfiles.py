@@ -107,8 +107,9 @@ def _is_count(value: Any) -> bool:
 def _metric(entry: Any, path: str) -> MetricColumns:
     if not isinstance(entry, dict):
         raise InputError(f"{path}: line 1: each of the header's 'metrics' must be an object")
-    names = _field(entry, "stat_names", lambda names: isinstance(names, list) and names and all(
-        isinstance(name, str) and name and "\t" not in name for name in names),
+    names = _field(entry, "stat_names", lambda names: isinstance(names, list) and bool(names)
+                   and all(isinstance(name, str) and name and "\t" not in name
+                           for name in names),
         "a non-empty list of stat names", path)
     return MetricColumns(
         _field(entry, "spec", _is_text, "a metric spec or an evaluator command", path),
@@ -131,8 +132,8 @@ def _header(line: str, path: str) -> Tuple[Dict[str, Any], List[MetricColumns]]:
         raise InputError(f"{path}: line 1: unsupported stats file format {found!r}")
     if header["format"] == 1:  # one metric, its fields at the top
         header = {**header, "metrics": [{**header, "spec": header.get("metric"),
-                                         "kind": FORMAT_1_KINDS.get(header.get("kind"))}]}
-    entries = _field(header, "metrics", lambda value: isinstance(value, list) and value,
+                                         "kind": FORMAT_1_KINDS.get(str(header.get("kind")))}]}
+    entries = _field(header, "metrics", lambda value: isinstance(value, list) and bool(value),
                      "a non-empty list of metrics", path)
     return header, [_metric(entry, path) for entry in entries]
 
@@ -169,15 +170,27 @@ def read_stats(path: str) -> StatsFile:
         ids.append(segment)
         rows.append(row)
     if len(ids) != segments or bounds != ([ids[0], ids[-1]] if ids else []):
-        held = f" (ids {ids[0]} to {ids[-1]})" if ids else ""
-        raise InputError(
-            f"{path}: the file is incomplete: its header announces {segments} segments "
-            f"(ids {' to '.join(map(str, bounds)) or 'none'}), but it holds "
-            f"{len(ids)}{held}; was it cut short?")
+        raise InputError(f"{path}: {_unlike_header(segments, bounds, ids)}")
     table = np.array(rows, dtype=np.float64).reshape(len(rows), len(columns) - 1)
     bounds_of = np.cumsum([0] + [len(metric.stat_names) for metric in metrics])
     return StatsFile(path, system, nrefs, metrics, ids,
                      [table[:, start:end] for start, end in zip(bounds_of[:-1], bounds_of[1:])])
+
+
+def _unlike_header(segments: int, bounds: List[str], ids: List[str]) -> str:
+    """What differs between a stats file's lines and its header, in words."""
+    announced = (f"its header announces {segments} segments (ids "
+                 f"{' to '.join(map(str, bounds)) or 'none'})")
+    held = f" (ids {ids[0]} to {ids[-1]})" if ids else ""
+    if len(ids) < segments:
+        return (f"the file is incomplete: {announced}, but it holds {len(ids)}{held}; was it "
+                f"cut short?")
+    if len(ids) > segments:
+        return (f"{announced}, but it holds {len(ids)}{held}: lines were added after it was "
+                f"written")
+    return (f"{announced}, but its lines run from id {ids[0]} to {ids[-1]}: they are not in "
+            f"the order the file was written in (were they sorted?), or their ids were "
+            f"changed")
 
 
 # -- merging ----------------------------------------------------------------------------
@@ -221,9 +234,9 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
                                    ("nrefs", first.nrefs, other.nrefs)):
             if mine != theirs:
                 raise InputError(
-                    f"stats files disagree on {what}: {first.path} has {_describe(mine)} but "
-                    f"{other.path} has {_describe(theirs)}; only shards of the same metrics "
-                    f"with the same signatures can be reduced together")
+                    f"stats files disagree on {what}: "
+                    f"{_difference(first.path, mine, other.path, theirs)}; only shards of the "
+                    f"same metrics with the same signatures can be reduced together")
     by_system: Dict[str, Dict[str, str]] = {}  # system -> segment id -> its file
     for stats_file in files:
         found = by_system.setdefault(stats_file.system, {})
@@ -232,7 +245,7 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
                 raise InputError(
                     f"segment id {segment!r} of system {stats_file.system!r} is in "
                     f"{found[segment]} and in {stats_file.path}; give shards distinct "
-                    f"--first-id values")
+                    f"`first_id` values")
             found[segment] = stats_file.path
     baseline = next(iter(by_system))
     ids = list(by_system[baseline])
@@ -245,7 +258,7 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
         if missing and not partial:
             raise InputError(
                 f"segments {_ranges(missing)} of system {baseline!r} are in no stats file "
-                f"given: is a shard missing? (--partial reduces the segments that are there)")
+                f"given: is a shard missing? (`partial` reduces the segments that are there)")
     for system, found in by_system.items():
         if set(found) != set(ids):
             extra = [segment for segment in found if segment not in by_system[baseline]]
@@ -267,7 +280,25 @@ def merge_stats(files: Sequence[StatsFile], partial: bool = False) -> MergedStat
     return MergedStats(first.nrefs, first.metrics, ids, systems)
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, list):
-        return "; ".join(f"{metric.spec!r} ({metric.signature})" for metric in value)
+def _difference(path: str, mine: Any, other_path: str, theirs: Any) -> str:
+    """The first thing two stats files' headers say differently, in words."""
+    if not isinstance(mine, list):
+        return f"{path} has {mine!r} but {other_path} has {theirs!r}"
+    if len(mine) != len(theirs):
+        return (f"{path} holds {len(mine)} metrics ({', '.join(m.spec for m in mine)}) but "
+                f"{other_path} holds {len(theirs)} ({', '.join(m.spec for m in theirs)})")
+    for ours, their in zip(mine, theirs):
+        for field in ("spec", "kind", "signature", "stat_names", "higher_is_better"):
+            a, b = getattr(ours, field), getattr(their, field)
+            if a != b:
+                return (f"{path} has {ours.spec!r} with {field} {_shown(a)} but {other_path} "
+                        f"has {their.spec!r} with {field} {_shown(b)}")
+    return f"{path} and {other_path}"  # not reached: the lists differ
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return " ".join(value)
     return repr(value)

@@ -17,7 +17,19 @@ import stat
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
+from typing import (
+    Any,
+    BinaryIO,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+    overload,
+)
 
 import numpy as np
 
@@ -73,11 +85,11 @@ def _opened(path: str) -> BinaryIO:
         if not hasattr(stream, "peek"):  # not a real stdin (a test harness's): read it now
             stream = io.BufferedReader(io.BytesIO(stream.read()))
     elif path.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(BinaryIO, gzip.open(path, "rb"))
     else:
         stream = open(path, "rb")
     if stream.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=stream, mode="rb")
+        return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
     return stream
 
 
@@ -176,7 +188,9 @@ _ENDS_AS_IS = np.array([byte < 0x80 and not chr(byte).isspace() for byte in rang
 whitespace."""
 
 
-def _identity(status: os.stat_result) -> Tuple[int, int, int, int]:
+def _identity(status: Optional[os.stat_result]) -> Optional[Tuple[int, int, int, int]]:
+    if status is None:
+        return None
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
@@ -448,5 +462,29 @@ def read_corpus(ref_paths: Sequence[str], hyp_paths: Sequence[str],
     phase.close()
     check_line_counts(ref_paths, hyp_paths, {path: len(lines) for path, lines in columns.items()})
     refs = SegmentReferences([columns[path] for path in ref_paths])
-    return Corpus(refs, {path: columns[path] for path in hyp_paths},
-                  SegmentNumbers(len(refs)))
+    systems: Dict[str, Sequence[str]] = {}
+    for path in hyp_paths:
+        found = stdin_columns(columns[path]) if path == STDIN else [columns[path]]
+        if len(found) == 1:
+            systems[path] = columns[path]
+        else:  # named as sacrebleu names them
+            systems.update({f"System {number}": column
+                            for number, column in enumerate(found, 1)})
+    return Corpus(refs, systems, SegmentNumbers(len(refs)))
+
+
+def stdin_columns(lines: Sequence[str]) -> List[List[str]]:
+    """Standard input's systems as sacrebleu reads them: one per tab-separated field
+    of the first line (its fields keep their trailing whitespace, later lines' lose
+    it, as in sacrebleu). A later line with another number of fields, a tab in a
+    one-system input among them, is an InputError naming it."""
+    columns: List[List[str]] = [[field] for field in lines[0].split("\t")] if lines else [[]]
+    for number, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != len(columns):
+            raise InputError(f"standard input: line {number}: {len(fields)} tab-separated "
+                             f"fields, but line 1 has {len(columns)}: standard input holds "
+                             f"one system per tab-separated column, as sacrebleu reads it")
+        for column, field in zip(columns, fields):
+            column.append(field.rstrip())
+    return columns

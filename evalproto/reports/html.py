@@ -16,7 +16,7 @@ import hashlib
 import html
 import math
 import re
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Set
 
 import numpy as np
 
@@ -385,7 +385,7 @@ def marked(text: str, other: str) -> str:
     text's own spacing is kept."""
     parts = re.findall(r"\s+|\S+", text)
     words = [part for part in parts if not part.isspace()]
-    changed = set()
+    changed: Set[int] = set()
     matcher = difflib.SequenceMatcher(None, words, other.split(), autojunk=False)
     for tag, start, end, _, _ in matcher.get_opcodes():
         if tag != "equal":

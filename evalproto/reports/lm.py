@@ -29,9 +29,9 @@ from evalproto.stats.reductions import Result
 def raw_summary(result: Result, metric: LMChallenge) -> Dict[str, Any]:
     """`lmc stats --no-human`: the sums, the fingerprints and reranking's fit."""
     value = {name: json_number(total) for name, total in zip(result.stat_names, result.stats)}
-    fingerprints = metric.fingerprints(result.stats)
+    fingerprints = metric.fingerprints(list(result.stats))
     reranking: Dict[str, Any]
-    if metric.max_candidates:
+    if metric.max_candidates and metric.reranker is not None:
         reranking = {"max_candidates": metric.max_candidates,
                      "base_correct": value["reranking.base_correct"],
                      "correct": value["reranking.correct"],
@@ -141,7 +141,7 @@ def summary(result: Result, metric: Any, log: str, raw: bool = False) -> Dict[st
         figures = raw_summary(result, metric) if raw else human_summary(result, metric)
     record = {"log": log, **labels, **figures}
     shown = set() if raw else {key for key, _ in flat_items(figures)}
-    intervals = {name: {"mean": float(estimate.mean), "ci": float(estimate.ci)}
+    intervals = {name: {"mean": float(estimate.mean), "ci": float(estimate.ci or 0.0)}
                  for name, estimate in result.figures.items()
                  if estimate.mean is not None and name in shown}
     if intervals:
@@ -187,7 +187,7 @@ def comparison_rows(baseline: Optional[Result], other: Optional[Result],
     for name, estimate in (other.figures.items() if other else ()):
         if estimate.p_value is None:
             continue
-        base = baseline.figures[name].value
+        base = baseline.figures[name].value if baseline else float("nan")
         rows.append({"metric": name, "baseline": base, "log": estimate.value,
                      "delta": estimate.value - base, "p_value": estimate.p_value})
     return rows

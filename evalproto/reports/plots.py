@@ -74,7 +74,7 @@ class Plot:
                 text = buffer.getvalue()
                 self.svg = text[text.index("<svg"):]
         finally:
-            self._context.__exit__(exc_type, *rest)
+            self._context.__exit__(exc_type, *rest)  # type: ignore[arg-type]
 
 
 def text(label: str) -> str:

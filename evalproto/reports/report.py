@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from evalproto.base.numerals import plain_data, to_json
 from evalproto.base.progress import QUIET, Progress
 from evalproto.base.version import __version__
 from evalproto.stats import comparemt
-from evalproto.stats.reductions import Analysis, Result, analyse, segment_scores
+from evalproto.stats.reductions import Analysis, Result, analyse, check_paired, segment_scores
 from evalproto.stats.resampling import DEFAULT_SEED
 from evalproto.stats.significance import (
     CLUSTER_RULE,
@@ -63,10 +63,10 @@ class Texts:
     """The texts behind the rows, when the report is made from text: each segment's
     references, each system's hypotheses, and the sources if given."""
 
-    refs: List[List[str]]
-    hyps: Dict[str, List[str]]
-    sources: Optional[List[str]] = None
-    freq_corpus: Optional[List[str]] = None
+    refs: Sequence[Sequence[str]]
+    hyps: Mapping[str, Sequence[str]]
+    sources: Optional[Sequence[str]] = None
+    freq_corpus: Optional[Sequence[str]] = None
 
 
 @dataclass
@@ -147,6 +147,8 @@ def build_report(tables: Sequence[StatsTable], options: ReportOptions,
     """Every figure of a report on the systems of `tables` (one table per metric, the
     systems in the same order, the first being the baseline)."""
     systems = tables[0].systems
+    if options.paired_ar or options.ttest:  # asked for by name: the bootstrap is always there
+        check_paired(len(systems))
     if options.ttest and all(ttest_refusal(table.metric, table.label) for table in tables):
         raise UsageProblem(ttest_refusal(tables[0].metric, tables[0].label) or "")
     metrics = [metric_figures(table, options, progress) for table in tables]
@@ -157,8 +159,8 @@ def build_report(tables: Sequence[StatsTable], options: ReportOptions,
         report.pairs = _segment_figures(tables, metrics, options.examples)
     if texts is not None:
         phase = progress.start("compare-mt analyses", 1)
-        report.comparemt = comparemt.analyze([refs[0] if refs else "" for refs in texts.refs],
-                                             texts.hyps, texts.freq_corpus)
+        report.comparemt = comparemt.compare_mt_figures(
+            [refs[0] if refs else "" for refs in texts.refs], texts.hyps, texts.freq_corpus)
         phase.advance(1)
         phase.close()
         report.notes += _text_notes(texts)

@@ -5,14 +5,24 @@ cluster's workers."""
 from __future__ import annotations
 
 import time
-import warnings
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Deque, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError, EvaluatorWarning
+from evalproto.base.errors import EvalprotoError, EvaluatorWarning, warn
 from evalproto.base.items import Item
 from evalproto.base.progress import QUIET, Progress
 
@@ -29,7 +39,8 @@ large enough to count in bulk."""
 class StatsSource(Protocol):
     """What an in-process Evaluator and an EvaluatorProcess have in common."""
 
-    stat_names: Optional[Tuple[str, ...]]
+    @property
+    def stat_names(self) -> Optional[Tuple[str, ...]]: ...
 
     @property
     def higher_is_better(self) -> bool: ...
@@ -43,7 +54,7 @@ class StatsSource(Protocol):
     def for_sentences(self) -> StatsSource: ...
 
 
-Sender = Callable[[Sequence[Item]], Callable[[], np.ndarray]]
+Sender = Callable[[Sequence[Any]], Callable[[], np.ndarray]]
 """A source's `stats_later`: it takes items and returns the function that gives their
 rows."""
 
@@ -63,16 +74,15 @@ class Stripped:
     def warn(self, label: str) -> None:
         """One warning for all of them, if there were any."""
         if self.count:
-            warnings.warn(EvaluatorWarning(
+            warn(EvaluatorWarning(
                 f"{label}: {self.count} segment{'s' if self.count > 1 else ''} (the first: "
                 f"{self.first}) had whitespace at an end of a reference or hypothesis, which "
                 f"the protocol strips: the evaluator command scored them without it, where "
-                f"an evaluator in process scores every text as given, as sacrebleu does"),
-                stacklevel=2)
+                f"an evaluator in process scores every text as given, as sacrebleu does"))
 
 
 def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
-                systems: Dict[str, Sequence[str]], progress: Progress = QUIET,
+                systems: Mapping[str, Sequence[str]], progress: Progress = QUIET,
                 first_segment: int = 1, label: str = "", stripped: Optional[Stripped] = None
                 ) -> Dict[str, np.ndarray]:
     """Every system's rows from one source. Items go segment by segment across the

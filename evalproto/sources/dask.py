@@ -64,8 +64,9 @@ def _using(spec: MetricSpec, timeout: Optional[float], work: Any) -> Any:
         return work(_source(spec, timeout))
     except EvalprotoError:
         broken = _SOURCES.pop(spec, None)
-        if hasattr(broken, "terminate"):
-            broken.terminate()
+        terminate = getattr(broken, "terminate", None)  # a process (in process: nothing)
+        if terminate is not None:
+            terminate()
         raise
 
 
@@ -190,12 +191,13 @@ def connect(scheduler: str) -> Iterator[Any]:
     try:
         from dask.distributed import Client
     except ImportError:
-        raise SetupError("--scheduler needs Dask: pip install 'evalproto[dask]'") from None
+        raise SetupError("`scheduler` needs Dask: pip install 'evalproto[dask]'") from None
     logging.getLogger("distributed").setLevel(logging.ERROR)  # no log lines on Ctrl-C
     if scheduler == "local" or scheduler.startswith("local:"):
         count = scheduler.partition(":")[2] or "2"
         if not count.isdigit() or int(count) < 1:
-            raise SetupError(f"--scheduler local:N needs a number of workers, got {scheduler!r}")
+            raise SetupError(f"`scheduler` local:N needs a number of workers, got "
+                             f"{scheduler!r}")
         with ExitStack() as stack:
             with signals_held_for_workers():  # one that comes is raised once they have started
                 cluster = stack.enter_context(local_cluster(int(count)))
@@ -210,7 +212,7 @@ def connect(scheduler: str) -> Iterator[Any]:
     if not ADDRESS.match(scheduler):
         hint = (f" (local:{scheduler[5:]}?)" if scheduler[:5] == "local"
                 and scheduler[5:].isdigit() else "")
-        raise SetupError(f"--scheduler takes a scheduler's address with its port, such as "
+        raise SetupError(f"`scheduler` takes a scheduler's address with its port, such as "
                          f"tcp://host:8786, or local[:N] for N local workers; got "
                          f"{scheduler!r}{hint}")
     try:

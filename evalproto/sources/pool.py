@@ -39,6 +39,7 @@ def _start_worker(spec: MetricSpec) -> None:
 
 
 def _worker_stats(part: Tuple[int, Sequence[Item]]) -> np.ndarray:
+    assert _WORKER_SOURCE is not None, "the worker was started by _start_worker"
     return _part_stats(_WORKER_SOURCE, part)
 
 
@@ -70,7 +71,7 @@ class EvaluatorPool(ClosedOnExit):
     def __init__(self, spec: MetricSpec, jobs: int, timeout: Optional[float]) -> None:
         self.jobs = jobs
         self._copies: List[Any] = []
-        self._processes = None
+        self._processes: Optional[Any] = None  # a multiprocessing pool of in-process copies
         try:  # what has started is ended if the rest fails or is interrupted
             self._start(spec, timeout)
             self._describe(self._copies[0])
@@ -164,4 +165,6 @@ def open_source(spec: MetricSpec, stack: ExitStack, timeout: Optional[float],
     checked) when `stack` closes."""
     if jobs > 1:
         return stack.enter_context(EvaluatorPool(spec, jobs, timeout))
-    return stack.enter_context(spec.build(timeout))
+    source = spec.build(timeout)
+    stack.enter_context(source)
+    return source

@@ -17,7 +17,6 @@ import shlex
 import subprocess
 import threading
 import time
-import warnings
 from collections import deque
 from typing import (
     Any,
@@ -38,7 +37,7 @@ from typing import (
 import numpy as np
 
 from evalproto.base import processes
-from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError
+from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError, warn
 from evalproto.base.items import Item, checked_items
 from evalproto.base.numerals import shorten
 from evalproto.sources.handshake import INFO_WAIT, Action, State, classify, reason, step
@@ -233,10 +232,9 @@ class EvaluatorProcess(ClosedOnExit):
         return info
 
     def _warn_undescribed(self, reason: str) -> None:
-        warnings.warn(EvaluatorWarning(
+        warn(EvaluatorWarning(
             f"evaluator {self.command!r} did not describe itself ({reason}): its "
-            f"statistics are named stat1, stat2, ... and its signature is its command line"),
-            stacklevel=2)
+            f"statistics are named stat1, stat2, ... and its signature is its command line"))
 
     # -- the Evaluator interface --------------------------------------------------
 
@@ -301,6 +299,7 @@ class EvaluatorProcess(ClosedOnExit):
             self._fail(f"it printed a line no request asked for: {_shown(extra)}")
         if status != 0:
             self._fail("it exited with a non-zero status at the end of its input")
+        self._release_pipes()
         self._state = State.STOPPED
 
     def terminate(self) -> None:
@@ -314,6 +313,16 @@ class EvaluatorProcess(ClosedOnExit):
         processes.kill_group(self._process)
         self._process.wait()
         self._close_stdin()
+        self._release_pipes()
+
+    def _release_pipes(self) -> None:
+        """Close the ended process's output pipes once their threads have read them to
+        the end (killed with its group, the process holds them open no longer)."""
+        for thread, stream in ((self._reader, self._process.stdout),
+                               (self._drainer, self._process.stderr)):
+            thread.join(timeout=_EXIT_GRACE_SECONDS)
+            if not thread.is_alive() and stream is not None:
+                stream.close()
 
     # -- the process and its three pipes ------------------------------------------
 
@@ -385,6 +394,7 @@ class EvaluatorProcess(ClosedOnExit):
             after.join()
         stdin = self._process.stdin
         try:
+            assert stdin is not None  # spawned with its pipes
             stdin.write("".join(lines).encode("utf-8"))
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
@@ -425,13 +435,14 @@ class EvaluatorProcess(ClosedOnExit):
         return self._received[0] if self._received else None
 
     def _drain_stderr(self, stderr: BinaryIO) -> None:
-        while chunk := stderr.read1(65536):
+        while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
             if stderr is self._process.stderr:  # not a replaced copy's
                 self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
 
     def _close_stdin(self) -> None:
         try:
-            self._process.stdin.close()
+            if self._process.stdin is not None:
+                self._process.stdin.close()
         except OSError:
             pass
 
@@ -467,13 +478,13 @@ class EvaluatorProcess(ClosedOnExit):
                     at = len(replies) + offset
                     self._fail(f"its reply to {_request(number + offset, kind, at, count)} is "
                                f"longer than {MAX_LINE_BYTES >> 20} MiB", item=_item(at, count))
-            text = _decode(b"\n".join(lines))
+            text = _decode(b"\n".join(line for line in lines if isinstance(line, bytes)))
             if "ERROR" in text:
-                for offset, line in enumerate(map(str.strip, text.split("\n"))):
-                    if line.startswith("ERROR"):
+                for offset, reply in enumerate(map(str.strip, text.split("\n"))):
+                    if reply.startswith("ERROR"):
                         at = len(replies) + offset
                         self._fail(f"{_request(number + offset, kind, at, count)} was answered "
-                                   f"{shorten(line, 300)}", item=_item(at, count))
+                                   f"{shorten(reply, 300)}", item=_item(at, count))
             if checked and "{" in text:
                 self._check_none_early(text.split("\n"), len(replies), first_request, count,
                                        kind)

@@ -1,6 +1,6 @@
 """compare-mt's default analyses, as additive statistics rows and reductions over them.
 
-`analyze(refs, systems)` gives the figures of a default `compare-mt ref sys1 sys2 ...`
+`compare_mt_figures(refs, systems)` gives the figures of a default `compare-mt ref sys1 sys2 ...`
 run (compare-mt 0.2.10, one reference per segment), equal to compare-mt's own:
 
 1. corpus BLEU and length ratio per system (its "Aggregate Scores");
@@ -160,7 +160,7 @@ class Buckets:
         """The bucket of one value."""
         return bisect_right(self.cutoffs, value)
 
-    def indices(self, values: Sequence[Number]) -> np.ndarray:
+    def indices(self, values: Iterable[Number]) -> np.ndarray:
         """The bucket of each value, as an int array."""
         return np.array([self.index(value) for value in values], dtype=np.int64)
 
@@ -326,8 +326,8 @@ class FrequencyBuckets:
     def accuracy(self, summed: Sequence[float]) -> WordAccuracy:
         """compare-mt's word accuracy per bucket from summed rows."""
         size = len(self.buckets)
-        summed = np.asarray(summed, dtype=np.float64)
-        matches, hyp_words, ref_words = (summed[i * size:(i + 1) * size] for i in range(3))
+        values = np.asarray(summed, dtype=np.float64)
+        matches, hyp_words, ref_words = (values[i * size:(i + 1) * size] for i in range(3))
         recall, precision, fmeasure = np.zeros(size), np.zeros(size), np.zeros(size)
         for b in range(size):
             if matches[b] != 0:
@@ -396,7 +396,7 @@ def ngram_difference(refs: Sequence[Tokens], first: Sequence[Tokens], second: Se
         entries.append(NgramEntry(ngram, scores[ngram], a, b))
     first_better = sorted(entries, key=lambda e: (-e.score, -e.first, e.ngram))
     second_better = sorted(entries, key=lambda e: (e.score, -e.second, e.ngram))
-    return NgramDifference(tuple(systems), alpha, (m1, m2), scores,
+    return NgramDifference((systems[0], systems[1]), alpha, (m1, m2), scores,
                            first_better[:report_length], second_better[:report_length])
 
 
@@ -472,7 +472,7 @@ Systems = Union[Mapping[str, Sequence[str]], Sequence[Sequence[str]]]
 """System outputs as lines: by name, or a list named sys1, sys2, ... as compare-mt does."""
 
 
-def analyze(refs: Sequence[str], systems: Systems,
+def compare_mt_figures(refs: Sequence[str], systems: Systems,
             freq_corpus: Optional[Iterable[str]] = None) -> ComparisonReport:
     """compare-mt's default analyses of one reference and N systems' outputs, as lines.
 
@@ -484,7 +484,7 @@ def analyze(refs: Sequence[str], systems: Systems,
     if not isinstance(systems, Mapping):
         systems = {f"sys{i + 1}": outputs for i, outputs in enumerate(systems)}
     if not systems:
-        raise ValueError("analyze needs at least one system")
+        raise ValueError("compare-mt's figures need at least one system")
     _check_lengths(len(refs), {name: len(outputs) for name, outputs in systems.items()})
     ref_tokens = [tokenize(line) for line in refs]
     hyp_tokens = {name: [tokenize(line) for line in outputs] for name, outputs in systems.items()}

@@ -12,9 +12,10 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalproto.base.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError, UsageProblem
 from evalproto.base.numerals import plain_data
 from evalproto.base.progress import QUIET, Progress
+from evalproto.metrics.signature import Signature
 from evalproto.stats.resampling import (
     DEFAULT_SEED,
     Figures,
@@ -63,21 +64,40 @@ class Analysis:
                 self.seed, int) or self.seed < 0):
             raise ValueError(f"seed must be a whole number >= 0 or None, got {self.seed!r}")
 
+    def check_systems(self, count: int) -> None:
+        """Refuse a paired test of fewer than two systems."""
+        if self.paired:
+            check_paired(count)
+
     @property
     def bootstrap_n(self) -> int:
         """Resamples behind the reported intervals; the paired bootstrap brings its own."""
         return self.paired_n if self.paired == "bs" else self.resamples
 
-    def signature_prefix(self, nrefs: int | str) -> str:
-        """The data's part of a signature, in sacrebleu's order: nrefs, bs, ar, seed."""
-        fields = [f"nrefs:{nrefs}"]
+    def signature_prefix(self, nrefs: Optional[int | str]) -> str:
+        """The data's part of a signature, in sacrebleu's order: nrefs (data without
+        references, an LM log, has none), bs, ar, seed."""
+        fields: List[Tuple[str, Any]] = [] if nrefs is None else [("nrefs", nrefs)]
         if self.bootstrap_n:
-            fields.append(f"bs:{self.bootstrap_n}")
+            fields.append(("bs", self.bootstrap_n))
         if self.paired == "ar":
-            fields.append(f"ar:{self.paired_n}")
+            fields.append(("ar", self.paired_n))
         if self.bootstrap_n or self.paired in ("bs", "ar"):
-            fields.append(f"seed:{str(self.seed).lower()}")
-        return "|".join(fields)
+            fields.append(("seed", str(self.seed).lower()))
+        return str(Signature.of(fields))
+
+
+def _joined(*parts: str) -> str:
+    """Signature parts as one signature (an empty part adds no field)."""
+    return "|".join(part for part in parts if part)
+
+
+def check_paired(systems: int) -> None:
+    """The one rule of every paired test: it compares two or more systems, the first
+    being the baseline."""
+    if systems < 2:
+        raise UsageProblem(f"paired tests compare systems: give two or more (the first is "
+                           f"the baseline), not {systems}")
 
 
 @dataclass
@@ -135,7 +155,7 @@ def analyse(tables: Sequence[StatsTable], analysis: Analysis,
     subsets: List[Tuple[Optional[str], Optional[np.ndarray]]] = [(None, None)]
     if groups is not None:
         subsets += list(group_rows(groups).items())
-    results = []
+    results: List[Result] = []
     for group, picked in subsets:
         per_metric = [_analyse_table(table if picked is None else table.subset(picked),
                                      analysis, group, progress) for table in tables]
@@ -146,7 +166,7 @@ def analyse(tables: Sequence[StatsTable], analysis: Analysis,
 
 def _analyse_table(table: StatsTable, analysis: Analysis, group: Optional[str],
                    progress: Progress) -> List[Result]:
-    signature = f"{analysis.signature_prefix(table.nrefs)}|{table.metric.signature()}"
+    signature = _joined(analysis.signature_prefix(table.nrefs), table.metric.signature())
     figures = _tested(table, getattr(table.metric, "tested", None))
     baseline_name = table.systems[0]
     units = ([unit_rows(rows, table.units) for rows in table.rows.values()]
@@ -249,7 +269,7 @@ def segment_scores(tables: Sequence[StatsTable]) -> List[SegmentScores]:
     for table in tables:
         sentences = getattr(table.metric, "for_sentences", None)
         scorer = sentences() if sentences else table.metric
-        signature = f"{Analysis().signature_prefix(table.nrefs)}|{scorer.signature()}"
+        signature = _joined(Analysis().signature_prefix(table.nrefs), scorer.signature())
         for system, rows in table.rows.items():
             try:
                 scores = np.asarray(scorer.score_many(rows))

@@ -29,7 +29,7 @@ vectors to each figure's values, and every reduction here is done figure by figu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -77,13 +77,21 @@ def column_sums(rows: np.ndarray) -> np.ndarray:
 
 
 def checked_total(rows: np.ndarray, stat_names: Sequence[str], what: str) -> np.ndarray:
-    """`column_sums`, refusing a sum that overflows a double (rows of 1e308 each): no
-    score can be computed from it, and it must not become one."""
-    with np.errstate(over="ignore"):  # an overflow is reported below, as an error
+    """`column_sums`, refusing rows that hold a statistic that is not a finite number
+    (named by its row) and a sum that overflows a double (rows of 1e308 each): no score
+    can be computed from either, and neither must become one."""
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below, as an error
         total = column_sums(rows)
-    overflowed = np.flatnonzero(~np.isfinite(total))
-    if len(overflowed):
-        name = stat_names[overflowed[0]] if overflowed[0] < len(stat_names) else "a statistic"
+    broken = np.flatnonzero(~np.isfinite(total))
+    if len(broken):
+        column = int(broken[0])
+        name = stat_names[column] if column < len(stat_names) else "a statistic"
+        found = np.flatnonzero(~np.isfinite(rows[:, column]))
+        if len(found):
+            row = int(found[0])
+            raise EvalprotoError(f"{what}: row {row + 1}: the statistic {name} is "
+                                 f"{rows[row, column]}, not a finite number; statistics are "
+                                 f"finite numbers")
         raise EvalprotoError(f"{what}: the statistic {name} adds up beyond the largest "
                              f"number a double holds; no score can be computed")
     return total
@@ -115,7 +123,7 @@ def _draw_counts(rng: np.random.Generator, counts: np.ndarray) -> bool:
     n is in its 32-bit range, by numpy otherwise. Whether every count fits the dtype
     (a uint8 count above 255 is wrong; in practice a segment is drawn a few times)."""
     k, n = counts.shape
-    state = rng.bit_generator.state
+    state: Dict[str, Any] = dict(rng.bit_generator.state)
     if pure_python() or state["bit_generator"] != "PCG64" or not 2 <= n < 2 ** 32:
         fits = True
         for row, picks in zip(counts, rng.choice(n, size=(k, n), replace=True)):

@@ -43,11 +43,12 @@ def ttest_refusal(metric: Any, label: str) -> Optional[str]:
     if mean is None:
         return (f"{label}: the paired t-test needs a metric whose corpus score is the mean "
                 f"of its segment scores, and this one does not declare that it is (an "
-                f"external evaluator cannot); use --paired-bs or --paired-ar")
+                f"external evaluator cannot); test with the paired bootstrap or approximate "
+                f"randomization instead")
     return (f"{label}: the paired t-test compares mean segment scores, but this metric's "
             f"corpus score is not the mean of its segment scores (it is computed from "
-            f"summed statistics), so the test would not test it; use --paired-bs or "
-            f"--paired-ar")
+            f"summed statistics), so the test would not test it; test with the paired "
+            f"bootstrap or approximate randomization instead")
 
 
 def check_ttest(metric: Any, label: str) -> None:

@@ -10,7 +10,7 @@ files. The reductions (evalproto.stats.reductions) serve them all alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Hashable, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Protocol, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -31,7 +31,8 @@ class Scorer(Protocol):
     output for summed rows, and may name the `tested` ones (that get intervals and
     tests); `resample_dtype` is the type its bootstrap sums are scored in."""
 
-    stat_names: Optional[Tuple[str, ...]]
+    @property
+    def stat_names(self) -> Optional[Tuple[str, ...]]: ...
 
     @property
     def higher_is_better(self) -> bool: ...
@@ -170,10 +171,13 @@ def unit_rows(rows: np.ndarray, units: Optional[Sequence[Hashable]]) -> np.ndarr
         return np.add.reduceat(rows, starts, axis=0) if starts else rows
 
 
-def rows_by_key(keys: Sequence[Hashable]) -> Dict[Hashable, np.ndarray]:
+Key = TypeVar("Key", bound=Hashable)
+
+
+def rows_by_key(keys: Sequence[Key]) -> Dict[Key, np.ndarray]:
     """For every distinct key, in order of first appearance, the rows that hold it, in
     order; in one pass over the rows (a pass per key is slow with thousands of keys)."""
-    codes: Dict[Hashable, int] = {}
+    codes: Dict[Key, int] = {}
     labels = np.fromiter((codes.setdefault(key, len(codes)) for key in keys), dtype=np.intp,
                          count=len(keys))
     ends = np.cumsum(np.bincount(labels, minlength=len(codes)))

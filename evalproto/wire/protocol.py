@@ -82,13 +82,13 @@ def parse_numbers(text: str) -> tuple[float, ...]:
         else:
             if all(math.isfinite(value) for value in numbers):
                 return numbers
-    numbers = []
+    parsed = []
     for position, token in enumerate(text.split(), 1):
         try:
-            numbers.append(parse_number(token))
+            parsed.append(parse_number(token))
         except ValueError as exc:
             raise RequestError(f"number {position} {exc}") from None
-    return tuple(numbers)
+    return tuple(parsed)
 
 
 def parse_rows(lines: List[str], width: int) -> Optional[np.ndarray]:
@@ -135,7 +135,7 @@ def arrived_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES
     pending: List[bytes] = []
     held = 0  # bytes in pending
     skipping = False  # inside a line that was too long
-    while chunk := stream.read1(_READ_SIZE):
+    while chunk := stream.read1(_READ_SIZE):  # type: ignore[attr-defined]
         if skipping:
             end = chunk.find(b"\n")
             if end < 0:

@@ -173,6 +173,7 @@ def test_an_export_reduces_to_the_leaderboard(database, start_server, tmp_path):
         model: entry["rank"] for (model, metric), entry in shown.items() if metric == "bleu"}
 
 
+@pytest.mark.dask
 @pytest.mark.parametrize("database", ["sqlite"], indirect=True)
 def test_jobs_on_a_dask_cluster_give_the_same_figures(database, start_server, tmp_path):
     server = start_server(database, "--scheduler", "local:1")
