@@ -13,6 +13,7 @@ act for a user. A refusal is the API's, with its message, shown beside the form.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -405,14 +406,14 @@ def add_pages(app: FastAPI, service: Service) -> None:
             line = next((line for line in shown.lines if line.model == model), None)
             if line is not None:
                 export = kept.get(("export", task, dataset["dataset"]), version,
-                                  lambda name=dataset["dataset"]: _export(boards, task, name))
+                                  functools.partial(_export, boards, task, dataset["dataset"]))
                 datasets.append((shown, line, _stats_link(export, dataset["dataset"], model),
                                  model_tags(shown, model)))
         current = {line.submission for _, line, _, _ in datasets}
         return render("model.html", task=task, model=model, team=history["team"],
-                    datasets=datasets, names=names, current=current,
-                    history=[dict(record, submitted=record["submitted"].replace("T", " "))
-                             for record in history["submissions"]])
+                      datasets=datasets, names=names, current=current,
+                      history=[dict(record, submitted=record["submitted"].replace("T", " "))
+                               for record in history["submissions"]])
 
     @app.get("/tasks/{task}/datasets/{dataset}/report", include_in_schema=False)
     def report(task: str, dataset: str) -> Response:
