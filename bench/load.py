@@ -20,6 +20,7 @@ per metric), and prints the p50 and p95 latency of the leaderboard page (target:
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -244,6 +245,7 @@ def main() -> None:
     finally:
         if postgres:
             postgres.stop()
+        shutil.rmtree(directory, ignore_errors=True)
     sys.exit(0 if passed else 1)
 
 

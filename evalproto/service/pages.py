@@ -246,8 +246,9 @@ def metric_names(metrics: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
 
 
 def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
-            sort: Optional[str] = None) -> Section:
-    """A dataset's section of a leaderboard (the API's JSON), sorted as asked."""
+            sort: Optional[str] = None, only: Optional[str] = None) -> Section:
+    """A dataset's section of a leaderboard (the API's JSON), sorted as asked; with
+    `only`, of that model's row alone (a model's page)."""
     metrics, perf = board["metrics"], board["perf"]
     names = metric_names(metrics)
     entries = dataset["entries"]
@@ -260,6 +261,8 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
                for number, metric in enumerate(metrics)]
     lines = []
     for index, model in enumerate(dict.fromkeys(entry["model"] for entry in entries)):
+        if only is not None and model != only:
+            continue
         first = cells.get((model, perf)) or next(e for e in entries if e["model"] == model)
         ranked = first["status"] == store.DONE and first["rank"] is not None
         lines.append(Line(index, model, first["team"], first["submission"],
@@ -277,7 +280,7 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
                                     for entry in entries if entry["signature"]))
     perf_key = next(column.key for column in columns if column.spec == perf)
     return Section(dataset["dataset"], dataset["round"], dataset["n"], dataset["nrefs"],
-                   columns, ordered, _tag_tables(columns, entries), signatures, perf_key,
+                   columns, ordered, _tag_tables(columns, entries, only), signatures, perf_key,
                    sorting)
 
 
@@ -322,12 +325,12 @@ def model_tags(shown: Section, model: str
                    for tag in tags]
 
 
-def _tag_tables(columns: Sequence[Column],
-                entries: Sequence[Mapping[str, Any]]) -> List[TagTable]:
+def _tag_tables(columns: Sequence[Column], entries: Sequence[Mapping[str, Any]],
+                only: Optional[str] = None) -> List[TagTable]:
     tables = []
     for column in columns:
-        scored = [entry for entry in entries
-                  if entry["metric"] == column.spec and entry["status"] == store.DONE]
+        scored = [entry for entry in entries if entry["metric"] == column.spec
+                  and entry["status"] == store.DONE and (only is None or entry["model"] == only)]
         tags = list(dict.fromkeys(tag for entry in scored for tag in entry["tags"]))
         if not tags:
             continue
@@ -402,14 +405,15 @@ def add_pages(app: FastAPI, service: Service) -> None:
         names = metric_names(board["metrics"])
         datasets = []
         for dataset in board["datasets"]:
-            shown = section(board, dataset)
-            line = next((line for line in shown.lines if line.model == model), None)
+            shown = section(board, dataset, only=model)
+            line = next(iter(shown.lines), None)
             if line is not None:
                 export = kept.get(("export", task, dataset["dataset"]), version,
                                   functools.partial(_export, boards, task, dataset["dataset"]))
+                models = len({entry["model"] for entry in dataset["entries"]})
                 datasets.append((shown, line, _stats_link(export, dataset["dataset"], model),
-                                 model_tags(shown, model)))
-        current = {line.submission for _, line, _, _ in datasets}
+                                 model_tags(shown, model), models))
+        current = {line.submission for _, line, _, _, _ in datasets}
         return render("model.html", task=task, model=model, team=history["team"],
                       datasets=datasets, names=names, current=current,
                       history=[dict(record, submitted=record["submitted"].replace("T", " "))

@@ -206,7 +206,10 @@ def open_engine(url: URL) -> Engine:
     deadlock upgrading their read locks."""
     if url.get_backend_name() != "sqlite":
         return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+    # as many connections as PostgreSQL's: the server's threads read at once, and a
+    # connection opened beyond the pool is set up (its pragmas) and closed each time
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60},
+                           pool_size=10, max_overflow=30)
 
     @event.listens_for(engine, "connect")
     def connected(connection: Any, record: Any) -> None:
