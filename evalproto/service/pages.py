@@ -14,6 +14,7 @@ act for a user. A refusal is the API's, with its message, shown beside the form.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'sel
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            "Cache-Control": "no-store"}
 KEPT_PAGES = 64
+_SORT = re.compile(r"-?(rank|model|team|m[0-9]{1,3})")
+"""The sorts a table's headings ask for (see Sorting)."""
 FORM_LIMITS = {"max_files": 1, "max_fields": 8}
 """A form holds a few fields and at most one file (its size bounded as the API's)."""
 
@@ -365,9 +368,9 @@ def add_pages(app: FastAPI, service: Service) -> None:
     def task_page(task: str, round: Optional[str] = None, sort: Optional[str] = None,
                   submitted: Optional[str] = None) -> Response:
         check_name(task, "task")
-        chosen = int(round) if round and round.isdigit() else None
+        chosen = int(round) if round and round.isdigit() and len(round) < 10 else None
+        sort = sort if sort and _SORT.fullmatch(sort) else None  # one page per real sort
         notice = _submission(boards, task, submitted)
-
         version = boards.version(task)
 
         def make() -> str:
