@@ -42,7 +42,7 @@ def test_the_extras_are_listed_beside_the_set_up():
     extras = set(config["options.extras_require"])
     assert {"ja", "ko", "dask", "pandas", "test"} <= extras
     readme = (ROOT / "README.md").read_text()
-    table = readme[:readme.index("## Three uses")]
+    table = readme[:readme.index("## Four uses")]
     for extra in ("ja", "ko", "dask", "pandas", "test"):
         assert f"`{extra}`" in table
     required = config["options"]["install_requires"].lower()

@@ -30,8 +30,8 @@ from evalproto.stats.resampling import DEFAULT_SEED
 from evalproto.stats.table import StatsTable
 
 __all__ = ["Scored", "Standing", "describe_metric", "format_leaderboard", "leaderboard",
-           "read_upload", "rows_from_bytes", "rows_to_bytes", "score_predictions",
-           "standings_of", "stats_file_text"]
+           "read_upload", "report_page", "rows_from_bytes", "rows_to_bytes",
+           "score_predictions", "standings_of", "stats_file_text"]
 
 ROW_TYPE = np.dtype("<f8")
 """Stored rows are float64, little-endian, row after row: the rows themselves, bit for
@@ -126,6 +126,26 @@ def standings_of(spec: MetricSpec, rows: Mapping[str, np.ndarray], ids: Sequence
         if broken is not None:
             broken.close()
         raise
+
+
+def report_page(specs: Sequence[MetricSpec], rows: Sequence[Mapping[str, np.ndarray]],
+                ids: Sequence[str], tags: Optional[List[List[str]]], nrefs: int | str,
+                samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> Tuple[str, str]:
+    """The `evalproto report` page of systems' stored rows on one dataset, and its
+    Content Security Policy: `rows` holds each metric's {system: rows}, the systems in
+    the same order (the first is the report's baseline), and the dataset's tags are its
+    groups. It is the page `report --stats` makes of an export's stats files with the
+    tags as --groups; a worker process runs it (metrics loaded once per process)."""
+    from evalproto.reports.html import content_security_policy, format_html
+    from evalproto.reports.report import ReportOptions, build_report, check_tags
+
+    grouped = tags if tags and any(tags) else None
+    if grouped is not None:
+        check_tags(grouped, "the dataset's tags")
+    tables = [StatsTable(_loaded(spec).label, _loaded(spec).source, dict(arrays), ids,
+                         grouped, nrefs=nrefs) for spec, arrays in zip(specs, rows)]
+    report = build_report(tables, ReportOptions(samples=samples, seed=seed))
+    return format_html(report), content_security_policy()
 
 
 def stats_file_text(system: str, nrefs: int | str, metrics: Sequence[Metric],

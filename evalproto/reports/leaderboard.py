@@ -91,7 +91,7 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
             first = cells.get((model, perf)) or next(
                 entry for entry in dataset["entries"] if entry["model"] == model)
             rank = first.get("rank")
-            rows.append([_rank(rank) if first["status"] == "done" and rank else "-",
+            rows.append([rank_text(rank) if first["status"] == "done" and rank else "-",
                          escape(model), escape(first["team"]),
                          *(_cell(cells.get((model, m["metric"])), width) for m in metrics)])
         lines += _aligned(rows)
@@ -115,8 +115,9 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rank(rank: Sequence[int]) -> str:
-    return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"
+def rank_text(rank: Sequence[int], dash: str = "-") -> str:
+    """A rank range as a leaderboard shows it: "3", or "1-2" (pages use an en dash)."""
+    return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}{dash}{rank[1]}"
 
 
 def _fixed(value: Optional[float], places: int) -> str:

@@ -1,5 +1,5 @@
-"""The HTTP API (FastAPI; its description at /openapi.json). JSON under /api, so that
-pages for people can take the other paths.
+"""The HTTP API (FastAPI; its description at /openapi.json). JSON under /api; the pages
+for people (evalproto.service.pages) take the other paths.
 
 Reads are public; writes need a token (see auth). Every refusal is a 4xx answer
 {"error": message, "request_id": id} that names what was wrong, and nothing of the
@@ -20,53 +20,28 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Literal,
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
-from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from evalproto.api.board import read_upload
 from evalproto.base.errors import EvalprotoError, SetupError
 from evalproto.base.version import __version__
-from evalproto.service import auth, store
+from evalproto.service import actions, auth, pages, store
 from evalproto.service.boards import Boards
-from evalproto.service.errors import Invalid, Refused
+from evalproto.service.context import MAX_UPLOAD, Service, Settings
+from evalproto.service.errors import Invalid, Refused, log_refusal
 from evalproto.service.jobs import Dispatcher, Workers
-from evalproto.service.names import check_name, upload_name
-from evalproto.sources.process import DEFAULT_TIMEOUT
+from evalproto.service.names import check_name
 from evalproto.sources.specs import MetricSpec
+
+__all__ = ["MAX_UPLOAD", "Prepared", "Service", "Settings", "create_app", "prepare"]
 
 log = logging.getLogger("evalproto.service")
 
-MAX_UPLOAD = 64 << 20
-"""The default bound of a request's body: a WMT test set's dataset (a few MiB) many
-times over."""
 FIGURE_PROCESSES = max(1, min(4, os.cpu_count() or 1))
 """Processes that compute leaderboards' standings, one metric each at a time."""
-
-
-@dataclass
-class Settings:
-    """How a server runs (the options of `evalproto serve`)."""
-
-    url: URL
-    jobs: int = 1
-    scheduler: Optional[str] = None
-    max_upload: int = MAX_UPLOAD
-    timeout: Optional[float] = DEFAULT_TIMEOUT
-
-
-@dataclass
-class Service:
-    """What the routes share."""
-
-    settings: Settings
-    engine: Engine
-    admin: str  # the admin token's hash
-    boards: Boards
-    dispatcher: Optional[Dispatcher] = None
 
 
 # -- request bodies ------------------------------------------------------------------------
@@ -123,6 +98,7 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(BoundedBodies, limit=service.settings.max_upload)
     _handle_errors(app)
     _routes(app, service)
+    pages.add_pages(app, service)
     return app
 
 
@@ -137,10 +113,6 @@ async def _body(request: Request) -> bytes:
 def _routes(app: FastAPI, service: Service) -> None:
     boards = service.boards
 
-    def woken() -> None:
-        if service.dispatcher is not None:
-            service.dispatcher.wake()
-
     @app.get("/api")
     def about() -> Dict[str, Any]:
         """The service's version and limits."""
@@ -149,14 +121,8 @@ def _routes(app: FastAPI, service: Service) -> None:
 
     @app.get("/api/tasks")
     def list_tasks() -> List[Dict[str, Any]]:
-        """Every task with its metrics, datasets and number of models."""
-        with store.reading(service.engine) as connection:
-            found = []
-            for task in store.all_tasks(connection):
-                metrics = store.task_metrics(connection, task.id)
-                datasets = store.task_datasets(connection, task.id)
-                found.append(_task_record(task, metrics, datasets))
-        return found
+        """Every task with its metrics and datasets."""
+        return actions.all_tasks(service)
 
     @app.post("/api/tasks", status_code=201)
     def add_task(body: TaskIn, token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
@@ -175,15 +141,15 @@ def _routes(app: FastAPI, service: Service) -> None:
         with store.writing(service.engine) as connection:
             store.add_task(connection, body.name, entries, perf)
             task = store.task(connection, body.name)
-            return _task_record(task, store.task_metrics(connection, task.id), [])
+            return actions.task_record(task, store.task_metrics(connection, task.id), [])
 
     @app.get("/api/tasks/{task}")
     def get_task(task: str) -> Dict[str, Any]:
         """A task, its metrics and datasets, and its jobs by state."""
         with store.reading(service.engine) as connection:
             row = store.task(connection, check_name(task, "task"))
-            record = _task_record(row, store.task_metrics(connection, row.id),
-                                  store.task_datasets(connection, row.id))
+            record = actions.task_record(row, store.task_metrics(connection, row.id),
+                                         store.task_datasets(connection, row.id))
             record["jobs"] = store.job_counts(connection, row.id)
         return record
 
@@ -191,18 +157,7 @@ def _routes(app: FastAPI, service: Service) -> None:
     def add_metric(task: str, body: MetricIn,
                    token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
         """Add a metric to a task (admin): every stored submission is queued for it."""
-        auth.require_admin(token, service.admin, "adding a metric")
-        check_name(task, "task")
-        spec = MetricSpec(body.kind, body.spec)
-        with store.reading(service.engine) as connection:
-            store.task(connection, task)  # an unknown task before a metric is loaded
-        entry = boards.entry(spec)
-        with store.writing(service.engine) as connection:
-            row = store.task(connection, task)
-            queued = store.add_metric(connection, row.id, entry)
-        woken()
-        return {"task": task, "metric": entry.spec, "name": entry.name,
-                "signature": entry.signature, "queued": queued}
+        return actions.add_metric(service, token, task, MetricSpec(body.kind, body.spec))
 
     @app.post("/api/tasks/{task}/datasets/{dataset}", status_code=201)
     def add_dataset(task: str, dataset: str, data: bytes = Depends(_body),
@@ -211,24 +166,14 @@ def _routes(app: FastAPI, service: Service) -> None:
                     token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
         """Add a dataset to a task (admin): the body is its JSON Lines, rows {"uid" or
         "id", "answer": a reference or a list of references, "tags": [...]}."""
-        auth.require_admin(token, service.admin, "adding a dataset")
-        check_name(task, "task")
-        check_name(dataset, "dataset")
-        corpus = _read(upload_name(filename, f"{dataset}.jsonl"), data)
-        tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
-        with store.writing(service.engine) as connection:
-            row = store.task(connection, task)
-            store.add_dataset(connection, row.id, dataset, round, data, len(corpus.ids),
-                              corpus.nrefs)
-        return {"task": task, "dataset": dataset, "round": round, "examples": len(corpus.ids),
-                "nrefs": corpus.nrefs, "tags": tags, "content_hash": store.content_hash(data)}
+        return actions.add_dataset(service, token, task, dataset, data, round, filename)
 
     @app.get("/api/tasks/{task}/datasets/{dataset}")
     def get_dataset(task: str, dataset: str) -> Dict[str, Any]:
         with store.reading(service.engine) as connection:
             row = store.task(connection, check_name(task, "task"))
             found = store.dataset(connection, row.id, check_name(dataset, "dataset"))
-        return _dataset_record(found)
+        return actions.dataset_record(found)
 
     @app.post("/api/tasks/{task}/datasets/{dataset}/models/{model}", status_code=201)
     def submit(task: str, dataset: str, model: str, data: bytes = Depends(_body),
@@ -236,22 +181,7 @@ def _routes(app: FastAPI, service: Service) -> None:
                token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
         """Submit a model's predictions on a dataset (the team's token): the body is
         JSON Lines, rows {"id", "pred"}, one per example of the dataset."""
-        for value, what in ((task, "task"), (dataset, "dataset"), (model, "model")):
-            check_name(value, what)
-        team = auth.team_of(service.engine, token, service.admin)
-        with store.reading(service.engine) as connection:
-            row = store.task(connection, task)
-            found = store.dataset(connection, row.id, dataset)
-            dataset_bytes = store.dataset_data(connection, found.id)
-        name = upload_name(filename, f"{model}.jsonl")
-        if name == f"{dataset}.jsonl":
-            name = f"predictions {name}"
-        _read(f"{dataset}.jsonl", dataset_bytes, (name, data))
-        with store.writing(service.engine) as connection:
-            submission, queued = store.submit(connection, row.id, team, model, found.id, data)
-        woken()
-        return {"submission": submission, "task": task, "dataset": dataset, "model": model,
-                "team": team.name, "predictions": found.examples, "queued": queued}
+        return actions.submit(service, token, task, dataset, model, data, filename)
 
     @app.get("/api/tasks/{task}/leaderboard")
     def get_leaderboard(task: str, dataset: Optional[str] = None) -> Dict[str, Any]:
@@ -304,54 +234,32 @@ def _routes(app: FastAPI, service: Service) -> None:
         return {"team": body.name, "token": team_token}
 
 
-def _read(name: str, data: bytes, predictions: Optional[tuple] = None) -> Any:
-    """An upload read as corpus-score reads the file; an error names its line or id."""
-    try:
-        return read_upload((name, data), predictions)
-    except EvalprotoError as exc:
-        raise Invalid(str(exc)) from None
-
-
-def _task_record(task: Any, metrics: List[Any], datasets: List[Any]) -> Dict[str, Any]:
-    return {"task": task.name, "perf": task.perf, "created": store.iso_time(task.created),
-            "metrics": [{"metric": metric.spec, "kind": metric.kind, "name": metric.name,
-                         "signature": metric.signature,
-                         "higher_is_better": metric.higher_is_better} for metric in metrics],
-            "datasets": [_dataset_record(dataset) for dataset in datasets]}
-
-
-def _dataset_record(dataset: Any) -> Dict[str, Any]:
-    return {"dataset": dataset.name, "round": dataset.round, "examples": dataset.examples,
-            "nrefs": dataset.nrefs, "content_hash": dataset.content_hash,
-            "created": store.iso_time(dataset.created)}
-
-
 # -- errors --------------------------------------------------------------------------------
 
 def _answer(request: Request, status: int, message: str,
-            logged: Optional[str] = None) -> JSONResponse:
-    """An error's answer, and its one line in the log (`logged`, if the log is to say
-    more than the answer)."""
+            logged: Optional[str] = None) -> Response:
+    """An error's answer (JSON, or a page for a page's request), and its one line in
+    the log (`logged`, if the log is to say more than the answer)."""
     request_id = getattr(request.state, "request_id", "-")
-    log.log(logging.ERROR if status >= 500 else logging.WARNING, "request %s: %s %s -> %d: %s",
-            request_id, request.method, request.url.path, status,
-            " ".join((logged or message).split()))
+    log_refusal(request_id, request.method, request.url.path, status, logged or message)
+    if pages.wants_page(request):
+        return pages.error_page(status, message, request_id)
     return JSONResponse({"error": message, "request_id": request_id}, status_code=status)
 
 
 def _handle_errors(app: FastAPI) -> None:
     @app.exception_handler(Refused)
-    async def refused(request: Request, exc: Refused) -> JSONResponse:
+    async def refused(request: Request, exc: Refused) -> Response:
         return _answer(request, exc.status, exc.message)
 
     @app.exception_handler(EvalprotoError)
-    async def failed(request: Request, exc: EvalprotoError) -> JSONResponse:
+    async def failed(request: Request, exc: EvalprotoError) -> Response:
         """What evalproto could not do (a metric command that fails), said as it says
         it: a server error, yet one with a message."""
         return _answer(request, 500, str(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
         problems = []
         for error in exc.errors():
             where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
@@ -359,7 +267,7 @@ def _handle_errors(app: FastAPI) -> None:
         return _answer(request, 422, "; ".join(problems) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         message = str(exc.detail) if exc.status_code != 404 else (
             f"no such resource: {request.url.path}")
         return _answer(request, exc.status_code, message)

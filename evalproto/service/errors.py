@@ -4,7 +4,11 @@ nothing of it is stored."""
 
 from __future__ import annotations
 
+import logging
+
 from evalproto.base.errors import EvalprotoError
+
+log = logging.getLogger("evalproto.service")
 
 
 class Refused(EvalprotoError):
@@ -44,3 +48,9 @@ class Conflict(Refused):
 
     status = 409
 
+
+
+def log_refusal(request_id: str, method: str, path: str, status: int, message: str) -> None:
+    """The one line an error leaves in the server's log, with the request's id."""
+    log.log(logging.ERROR if status >= 500 else logging.WARNING, "request %s: %s %s -> %d: %s",
+            request_id, method, path, status, " ".join(message.split()))

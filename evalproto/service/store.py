@@ -206,7 +206,10 @@ def open_engine(url: URL) -> Engine:
     deadlock upgrading their read locks."""
     if url.get_backend_name() != "sqlite":
         return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+    # as many connections as PostgreSQL's: the server's threads read at once, and a
+    # connection opened beyond the pool is set up (its pragmas) and closed each time
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60},
+                           pool_size=10, max_overflow=30)
 
     @event.listens_for(engine, "connect")
     def connected(connection: Any, record: Any) -> None:
@@ -450,6 +453,32 @@ def _queue(connection: Connection, pairs: Sequence[Tuple[int, int]]) -> None:
              "attempts": 0, "created": created} for submission, metric in pairs])
 
 
+def task_activity(connection: Connection) -> Dict[int, Tuple[int, Optional[float]]]:
+    """Each task's number of models and the time of its last submission, by task id
+    (a task without submissions is not in it)."""
+    counted = connection.execute(select(models.c.task_id, func.count()).group_by(
+        models.c.task_id))
+    last = dict(connection.execute(
+        select(models.c.task_id, func.max(submissions.c.created))
+        .join(submissions, submissions.c.model_id == models.c.id).group_by(models.c.task_id)
+    ).tuples().all())
+    return {int(task_id): (int(count), last.get(task_id)) for task_id, count in counted}
+
+
+def task_version(connection: Connection, task_id: int) -> Tuple[Any, ...]:
+    """What changes whenever what a task's pages show may change: its metrics and
+    datasets, its newest submission, and its jobs by state (a job's end adds its
+    evaluation). Cheap to read, so that a page made at the same version is reused."""
+    metric_ids = select(func.max(metrics.c.id)).where(metrics.c.task_id == task_id)
+    dataset_ids = select(func.max(datasets.c.id)).where(datasets.c.task_id == task_id)
+    newest = select(func.max(submissions.c.id)).join(
+        models, models.c.id == submissions.c.model_id).where(models.c.task_id == task_id)
+    found = connection.execute(select(metric_ids.scalar_subquery(),
+                                      dataset_ids.scalar_subquery(),
+                                      newest.scalar_subquery())).one()
+    return (*found, *sorted(job_counts(connection, task_id).items()))
+
+
 def model(connection: Connection, task_id: int, name: str) -> Row:
     found = connection.execute(
         select(models.c.id, models.c.name, teams.c.name.label("team"))
@@ -495,13 +524,22 @@ def current_submissions(connection: Connection, dataset_id: int) -> List[Row]:
 def evaluations_of(connection: Connection, dataset_id: int,
                    predictions_ids: Sequence[int], signature: str) -> Dict[int, Row]:
     """The evaluations of these prediction files on a dataset under a signature, by
-    predictions id, without their rows (see evaluation_rows)."""
-    columns = [evaluations.c.id, evaluations.c.predictions_id, evaluations.c.segments,
-               evaluations.c.score]
+    predictions id: their ids and segments, without their rows (evaluation_rows) or
+    score (evaluation_scores; SQLite keeps the score after the rows in its record, so
+    reading it reads the rows too: a leaderboard's read would take 30 times longer)."""
+    columns = [evaluations.c.id, evaluations.c.predictions_id, evaluations.c.segments]
     found = connection.execute(select(*columns).where(
         evaluations.c.dataset_id == dataset_id, evaluations.c.signature == signature,
         evaluations.c.predictions_id.in_(list(predictions_ids))))
     return {row.predictions_id: row for row in found}
+
+
+def evaluation_scores(connection: Connection, evaluation_ids: Sequence[int]
+                      ) -> Dict[int, Optional[float]]:
+    """The corpus scores stored with evaluations, by id."""
+    found = connection.execute(select(evaluations.c.id, evaluations.c.score).where(
+        evaluations.c.id.in_(list(evaluation_ids))))
+    return {row.id: row.score for row in found}
 
 
 def evaluation_rows(connection: Connection, evaluation_ids: Sequence[int]) -> Dict[int, bytes]:
