@@ -226,7 +226,7 @@ def test_a_copy_waiting_for_info_when_another_fails_is_not_started_again(tmp_pat
     monkeypatch.setattr(client, "INFO_WAIT", 1.0)
     started = []
     spawn = processes.spawn
-    monkeypatch.setattr(processes, "spawn", lambda argv: started.append(spawn(argv))
+    monkeypatch.setattr(processes, "spawn", lambda *args: started.append(spawn(*args))
                         or started[-1])
     first = tmp_path / "first"
     startup = (f'import pathlib; mine = not pathlib.Path({str(first)!r}).exists(); '
