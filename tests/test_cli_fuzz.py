@@ -28,11 +28,11 @@ AWKWARD = ["", " ", "-1", "0", "1e999", "nan", "-inf", "1_0", "١٢", "１", "�
            "combine bleu=nan", "f1", "f1 --labels a,a"]
 TEXT = st.one_of(st.sampled_from(AWKWARD), st.text(max_size=12))
 # Options whose values must stay small for the test to stay quick, or safe to run.
-BOUNDED = {"--jobs": ["1", "2", "0", "-3", "x"],
+BOUNDED = {"--jobs": ["1", "2", "0", "-3", "x", "\u00b2"],
            "--confidence-n": ["1", "2", "50", "0", "-5", "x", "1e3"],
            "--paired-bs-n": ["1", "3", "50", "0", "x"], "--paired-ar-n": ["1", "7", "64", "0"],
            "--samples": ["1", "5", "0", "-1", "z"],
-           "--scheduler": ["local2", "a b", "local:x", "local:0", "tcp://", "::", "/"],
+           "--scheduler": ["local2", "a b", "local:x", "local:0", "local:\u00b2", "tcp://", "::", "/"],
            "--timeout": ["0", "-1", "nan", "inf", "1e309", "0.001", "x"]}
 
 

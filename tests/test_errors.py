@@ -29,6 +29,7 @@ def write(path: Path, data: bytes) -> str:
     (["--scheduler", "a b"], 1, "--scheduler takes a scheduler's address"),
     (["--scheduler", "local2"], 1, "got 'local2' (local:2?)"),
     (["--scheduler", "local:0"], 1, "--scheduler local:N needs a number of workers"),
+    (["--scheduler", "local:\u00b2"], 1, "--scheduler local:N needs a number of workers"),
     (["--scheduler", "local:2", "-j", "2"], 2,
      "--jobs runs copies on this machine, and --scheduler"),
 ])

@@ -57,6 +57,14 @@ def test_jobs_start_as_many_copies():
     assert len(waiting(command, copy=True)) == 2
 
 
+@pytest.mark.parametrize("jobs", ["\u00b2", "\u0661", "x"])  # ², Arabic-Indic one: not ASCII
+def test_a_count_of_copies_that_is_not_ascii_digits_starts_one(jobs):
+    """The run then refuses the value; the head start must not fail first."""
+    command = script("bleu-evaluator")
+    head_start(["corpus-score", "r", "h", "-j", jobs, "-e", command])
+    assert len(waiting(command)) == 1 and waiting(command, copy=True) == []
+
+
 @pytest.mark.parametrize("args", [
     ["corpus-score", "r", "h", "-e", "CMD", "--scheduler", "local:2"],
     ["corpus-score", "r", "h", "-e", "CMD", "--scheduler=tcp://host:8786"],

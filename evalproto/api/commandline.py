@@ -16,6 +16,7 @@ _NAMES: Dict[str, Tuple[str, str]] = {
     "write_output": ("evalproto.base.outputs", "write_output"),
     "check_outputs": ("evalproto.base.outputs", "check_outputs"),
     "parse_number": ("evalproto.base.numerals", "parse_number"),
+    "is_whole_number": ("evalproto.base.numerals", "is_whole_number"),
     # metrics as the command line names them
     "evaluator_name": ("evalproto.api.scoring", "evaluator_name"),
     "with_options": ("evalproto.api.scoring", "with_options"),

@@ -56,7 +56,10 @@ def kernel_threads() -> int:
     asked = os.environ.get(THREADS_VARIABLE)
     if not asked:
         return cpus
-    if not asked.isdigit() or int(asked) < 1:
+    # here: the launcher's head start imports this module, and numerals' imports are slower
+    from evalproto.base.numerals import is_whole_number
+
+    if not is_whole_number(asked) or int(asked) < 1:
         raise SetupError(f"{THREADS_VARIABLE} must be a whole number >= 1 (the most threads "
                          f"a compiled kernel may run on), not {asked!r}")
     return min(int(asked), cpus)

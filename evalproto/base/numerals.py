@@ -29,6 +29,12 @@ def parse_number(text: str) -> float:
     return value
 
 
+def is_whole_number(text: str) -> bool:
+    """Whether `text` is ASCII digits and nothing else, such as "12": a count in an
+    option, a header or an id. str.isdigit alone takes "²", which int() refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def shorten(text: str, limit: int = 80) -> str:
     """repr() of text cut to a readable length, for messages about huge fields."""
     if len(text) <= limit:

@@ -175,7 +175,7 @@ def apply(options: Sequence[Callable], command: Callable) -> Callable:
 def _seed(ctx: click.Context, param: click.Parameter, value: str) -> Optional[int]:
     if value.lower() == "none":
         return None
-    if not (value.isascii() and value.isdigit()):
+    if not api.is_whole_number(value):
         raise click.BadParameter(f"expected a whole number >= 0 or 'none', got {value!r}")
     return int(value)
 

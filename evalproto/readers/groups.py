@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from evalproto.base.errors import InputError
+from evalproto.base.numerals import is_whole_number
 from evalproto.readers.text import read_lines
 
 
@@ -16,7 +17,7 @@ def read_groups(path: str, ids: Sequence[str], partial: bool = False) -> List[Li
     position."""
     lines = read_lines(path)
     numbers = [int(segment) for segment in ids] if all(
-        segment.isascii() and segment.isdigit() for segment in ids) else None
+        is_whole_number(segment) for segment in ids) else None
     if (numbers is None or not partial) and len(lines) != len(ids):
         raise InputError(f"{path} has {len(lines)} lines but there are {len(ids)} segments; "
                          f"a groups file needs one line of tags per segment")

@@ -21,6 +21,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from evalproto.base.errors import InputError, SetupError
+from evalproto.base.numerals import is_whole_number
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.lm import HIT_RANKS, PREDICTION_COLUMN, PREDICTION_STAT_NAMES
 from evalproto.readers.text import STDIN
@@ -179,7 +180,7 @@ def _sentences(h5py: ModuleType, path: str, file: Any, size: int
         raise InputError(f"{path}: no /sentence group; {EXPECTED}")
     names = list(group.keys())
     for name in names:
-        if not (name.isascii() and name.isdigit() and name == str(int(name))):
+        if not (is_whole_number(name) and name == str(int(name))):
             raise InputError(f"{path}: /sentence/{name}: not a sentence number; {EXPECTED}")
     numbers = sorted(int(name) for name in names)
     if not numbers:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalproto.base.errors import InputError
+from evalproto.base.numerals import is_whole_number
 from evalproto.readers.text import read_bytes, split_lines
 from evalproto.wire.protocol import RequestError, parse_numbers
 
@@ -207,7 +208,7 @@ class MergedStats:
 
 def _order(ids: Sequence[str]) -> Optional[List[int]]:
     """The ids as numbers, if every id is a whole number; None otherwise."""
-    if all(segment.isascii() and segment.isdigit() for segment in ids):
+    if all(is_whole_number(segment) for segment in ids):
         return [int(segment) for segment in ids]
     return None
 

@@ -22,6 +22,7 @@ import numpy as np
 from evalproto.base.compiled import one_kernel_thread
 from evalproto.base.errors import EvalprotoError, SetupError
 from evalproto.base.items import Item
+from evalproto.base.numerals import is_whole_number
 from evalproto.base.processes import signals_held_for_workers
 from evalproto.readers.text import (
     check_inputs,
@@ -212,7 +213,7 @@ def connect(scheduler: str) -> Iterator[Any]:
     logging.getLogger("distributed").setLevel(logging.ERROR)  # no log lines on Ctrl-C
     if scheduler == "local" or scheduler.startswith("local:"):
         count = scheduler.partition(":")[2] or "2"
-        if not count.isdigit() or int(count) < 1:
+        if not is_whole_number(count) or int(count) < 1:
             raise SetupError(f"`scheduler` local:N needs a number of workers, got "
                              f"{scheduler!r}")
         with ExitStack() as stack:
@@ -228,7 +229,7 @@ def connect(scheduler: str) -> Iterator[Any]:
         return
     if not ADDRESS.match(scheduler):
         hint = (f" (local:{scheduler[5:]}?)" if scheduler[:5] == "local"
-                and scheduler[5:].isdigit() else "")
+                and is_whole_number(scheduler[5:]) else "")
         raise SetupError(f"`scheduler` takes a scheduler's address with its port, such as "
                          f"tcp://host:8786, or local[:N] for N local workers; got "
                          f"{scheduler!r}{hint}")
