@@ -58,18 +58,31 @@ struct Where {
     }
 };
 
-// A list or tuple as a fast sequence (a new reference), or NULL with a TypeError
-// naming `what`. A str is refused: it would pass for a sequence of characters.
-PyObject* as_sequence(PyObject* object, const Where& what) {
-    if (PyList_Check(object) || PyTuple_Check(object)) {
-        Py_INCREF(object);  // what PySequence_Fast returns for these
-        return object;
-    }
+// A list or tuple as a fast sequence, kept alive by `held` (so a borrowed reference), or
+// NULL with a TypeError naming `what`. A str is refused: it would pass for a sequence of
+// characters.
+PyObject* held_sequence(PyObject* object, const Where& what, References& held) {
     if (PyUnicode_Check(object)) {
         PyErr_Format(PyExc_TypeError, "%s must be a list of str, not a str", what.str().c_str());
         return nullptr;
     }
-    return PySequence_Fast(object, (what.str() + " must be a list or tuple").c_str());
+    PyObject* sequence = PySequence_Fast(object, (what.str() + " must be a list or tuple").c_str());
+    if (!sequence) return nullptr;
+    held.keep(sequence);
+    Py_DECREF(sequence);
+    return sequence;
+}
+
+// Segment i's references, refs[i]: a non-empty list or tuple (kept by `held`), or NULL
+// with an error.
+PyObject* segment_references(PyObject* ref_seq, Py_ssize_t i, const Where& where,
+                             References& held) {
+    PyObject* segment = held_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), where, held);
+    if (segment && PySequence_Fast_GET_SIZE(segment) == 0) {
+        PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
+        return nullptr;
+    }
+    return segment;
 }
 
 bool text_of(PyObject* object, const Where& what, References& held, TextRef& out) {
@@ -94,14 +107,10 @@ bool text_of(PyObject* object, const Where& what, References& held, TextRef& out
 template <class Item, class Read>
 bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Item>& batch,
                      Read read) {
-    PyObject* hyp_seq = as_sequence(hyps, Where{"hyps"});
+    PyObject* hyp_seq = held_sequence(hyps, Where{"hyps"}, held);
     if (!hyp_seq) return false;
-    held.keep(hyp_seq);
-    Py_DECREF(hyp_seq);
-    PyObject* ref_seq = as_sequence(refs, Where{"refs"});
+    PyObject* ref_seq = held_sequence(refs, Where{"refs"}, held);
     if (!ref_seq) return false;
-    held.keep(ref_seq);
-    Py_DECREF(ref_seq);
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(hyp_seq);
     if (PySequence_Fast_GET_SIZE(ref_seq) != n) {
         PyErr_Format(PyExc_ValueError, "%zd hypotheses but %zd reference lists", n,
@@ -113,15 +122,9 @@ bool gather_segments(PyObject* hyps, PyObject* refs, References& held, Batch<Ite
         if (!read(PySequence_Fast_GET_ITEM(hyp_seq, i), Where{"hyps"}.at(i), batch.hyps[i]))
             return false;
         const Where refs_where = Where{"refs"}.at(i);
-        PyObject* segment = as_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), refs_where);
+        PyObject* segment = segment_references(ref_seq, i, refs_where, held);
         if (!segment) return false;
-        held.keep(segment);
-        Py_DECREF(segment);
         const Py_ssize_t k = PySequence_Fast_GET_SIZE(segment);
-        if (k == 0) {
-            PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
-            return false;
-        }
         for (Py_ssize_t r = 0; r < k; ++r) {
             Item item;
             if (!read(PySequence_Fast_GET_ITEM(segment, r), refs_where.at(r), item))
@@ -146,23 +149,17 @@ bool gather_texts(PyObject* hyps, PyObject* refs, References& held, Batch<TextRe
 // system's item of each segment, segment by segment (j varies fastest), the items of a
 // segment sharing its references' texts.
 bool gather_columns(PyObject* refs, PyObject* hyps, References& held, Batch<TextRef>& batch) {
-    PyObject* ref_seq = as_sequence(refs, Where{"refs"});
+    PyObject* ref_seq = held_sequence(refs, Where{"refs"}, held);
     if (!ref_seq) return false;
-    held.keep(ref_seq);
-    Py_DECREF(ref_seq);
-    PyObject* system_seq = as_sequence(hyps, Where{"hyps"});
+    PyObject* system_seq = held_sequence(hyps, Where{"hyps"}, held);
     if (!system_seq) return false;
-    held.keep(system_seq);
-    Py_DECREF(system_seq);
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(ref_seq);
     const Py_ssize_t systems = PySequence_Fast_GET_SIZE(system_seq);
     std::vector<PyObject*> columns;
     for (Py_ssize_t j = 0; j < systems; ++j) {
         PyObject* column =
-            as_sequence(PySequence_Fast_GET_ITEM(system_seq, j), Where{"hyps"}.at(j));
+            held_sequence(PySequence_Fast_GET_ITEM(system_seq, j), Where{"hyps"}.at(j), held);
         if (!column) return false;
-        held.keep(column);
-        Py_DECREF(column);
         if (PySequence_Fast_GET_SIZE(column) != n) {
             PyErr_Format(PyExc_ValueError, "%zd reference lists but %zd hypotheses in hyps[%zd]",
                          n, PySequence_Fast_GET_SIZE(column), j);
@@ -174,15 +171,9 @@ bool gather_columns(PyObject* refs, PyObject* hyps, References& held, Batch<Text
     std::vector<TextRef> own;
     for (Py_ssize_t i = 0; i < n; ++i) {
         const Where refs_where = Where{"refs"}.at(i);
-        PyObject* segment = as_sequence(PySequence_Fast_GET_ITEM(ref_seq, i), refs_where);
+        PyObject* segment = segment_references(ref_seq, i, refs_where, held);
         if (!segment) return false;
-        held.keep(segment);
-        Py_DECREF(segment);
         const Py_ssize_t k = PySequence_Fast_GET_SIZE(segment);
-        if (k == 0) {
-            PyErr_Format(PyExc_ValueError, "segment %zd has no reference", i);
-            return false;
-        }
         own.resize(static_cast<size_t>(k));
         for (Py_ssize_t r = 0; r < k; ++r)
             if (!text_of(PySequence_Fast_GET_ITEM(segment, r), refs_where.at(r), held, own[r]))
