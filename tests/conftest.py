@@ -7,12 +7,15 @@ import pty
 import re
 import select
 import shutil
+import site
 import struct
 import subprocess
 import sys
+import sysconfig
 import termios
 import textwrap
 import time
+import venv
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
 
@@ -200,6 +203,26 @@ def wait_for_file(path: Path, seconds: float = 20.0) -> int:
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
     return int(path.read_text())
+
+
+def venv_with_package(root: Path, package: Path) -> Path:
+    """A virtual environment made in `root`, with `package` (a project's folder)
+    installed in it; its bin folder. It reaches evalproto, its dependencies, pip and
+    setuptools where they are installed now (addsitedir also runs their .pth files, as
+    an editable install's), so nothing is downloaded."""
+    venv.create(root, with_pip=False)
+    python = root / "bin" / "python"
+    target = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    outer = [sysconfig.get_path("purelib"), *site.getsitepackages()]
+    (Path(target) / "outer.pth").write_text(
+        "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in dict.fromkeys(outer)))
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--no-build-isolation", str(package)], capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    return root / "bin"
 
 
 EAGER_BARS = ("import evalproto.cli.progress as bars; bars.DELAY_SECONDS = 0; "

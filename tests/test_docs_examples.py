@@ -24,16 +24,14 @@ import gzip
 import os
 import re
 import shutil
-import site
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Tuple
 
 import numpy as np
 import pytest
+from conftest import venv_with_package
 
 import evalproto
 
@@ -185,24 +183,12 @@ def plugin_bin(tmp_path_factory) -> str:
     assert set(files) == {"word_recall.py", "setup.cfg", "pyproject.toml"}
     for name, text in files.items():
         (package / name).write_text(text, encoding="utf-8")
-    venv.create(root, with_pip=False)
-    python = root / "bin" / "python"
-    target = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True, text=True, check=True).stdout.strip()
-    # evalproto, its dependencies, pip and setuptools, from where they are installed now
-    # (as tests/test_plugins.py does); nothing is downloaded.
-    outer = [sysconfig.get_path("purelib"), *site.getsitepackages()]
-    (Path(target) / "outer.pth").write_text(
-        "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in dict.fromkeys(outer)))
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-         "--no-build-isolation", str(package)], capture_output=True, text=True, timeout=300)
-    assert installed.returncode == 0, installed.stderr
-    launcher = root / "bin" / "evalproto"
+    bin_folder = venv_with_package(root, package)
+    launcher = bin_folder / "evalproto"
+    python = bin_folder / "python"
     launcher.write_text(f"#!{python}\nfrom evalproto.cli.launch import main\nmain()\n")
     launcher.chmod(0o755)
-    return str(root / "bin")
+    return str(bin_folder)
 
 
 def run_commands(directory: PageDirectory, page: str, before: int, extra_bin: List[str]) -> None:

@@ -2,15 +2,12 @@
 in evalproto with no change to evalproto, installed here into a fresh virtual environment."""
 
 import shutil
-import site
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
-from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines
+from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, read_lines, venv_with_package
 
 FIXTURE = Path(__file__).parent / "plugin_fixture"
 
@@ -18,22 +15,9 @@ FIXTURE = Path(__file__).parent / "plugin_fixture"
 @pytest.fixture(scope="module")
 def plugin_env(tmp_path_factory):
     """A virtual environment that sees this one's packages and has the plugin installed."""
-    root = tmp_path_factory.mktemp("venv")
-    venv.create(root, with_pip=False)
-    python = root / "bin" / "python"
-    target = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True, text=True, check=True).stdout.strip()
-    # Reach evalproto, its dependencies, pip and setuptools where they are installed now;
-    # addsitedir also runs their .pth files (an editable install of evalproto is one).
-    outer = [sysconfig.get_path("purelib"), *site.getsitepackages()]
-    (Path(target) / "outer.pth").write_text(
-        "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in dict.fromkeys(outer)))
-    package = root / "fixture"
+    package = tmp_path_factory.mktemp("fixture") / "fixture"
     shutil.copytree(FIXTURE, package)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                    "--no-build-isolation", str(package)], check=True, capture_output=True)
-    return root / "bin"
+    return venv_with_package(tmp_path_factory.mktemp("venv"), package)
 
 
 def test_the_plugin_is_listed(plugin_env):
