@@ -253,6 +253,16 @@ def test_the_kernel_paths_give_numpys_shuffled_sums(monkeypatch):
                                   np.concatenate([sums[pair][side] for _, sums in reference]))
 
 
+def test_many_trials_come_in_bounded_chunks():
+    """--paired-ar-n 200000000: each kernel call's sums stay within _MAX_TRIAL_SUMS (a
+    quarter of the trials once took 2 GB a pair of systems, and no progress for minutes)."""
+    systems = [np.arange(64, dtype=np.uint8).reshape(16, 4) % 7 for _ in range(2)]
+    chunks = resampling._shuffled_sums(systems, [(0, 1)], 200_000_000, 1)
+    k, sums = next(chunks)
+    assert k == resampling._MAX_TRIAL_SUMS // 8 and sums[0, 1][0].shape == (k, 4)
+    chunks.close()
+
+
 def test_no_segments_leave_the_kernels_out():
     """Tables without rows (nothing to swap or draw) are tested as numpy tests them."""
     empty = np.zeros((0, 3), np.uint8)

@@ -41,10 +41,10 @@ def head_start(args: Sequence[str]) -> None:
     if not args or args[0] not in _COMMANDS or any(word in _NOT_LOCAL for word in words):
         return
     from evalproto.base import processes
-    from evalproto.base.numerals import is_whole_number
 
     jobs = [value for _, value in option_values(args, dict.fromkeys(_JOBS_FLAGS, "jobs"))]
-    copies = int(jobs[-1]) if jobs and is_whole_number(jobs[-1]) else 1
+    # ASCII digits only (numerals.is_whole_number, whose imports the head start spares)
+    copies = int(jobs[-1]) if jobs and jobs[-1].isascii() and jobs[-1].isdigit() else 1
     for kind, command in option_values(args, METRIC_FLAGS):
         try:
             argv = tuple(shlex.split(command)) if kind == "command" else ()

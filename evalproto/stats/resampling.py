@@ -56,6 +56,10 @@ _CHUNKS = 4
 """...but at least this many where there are enough resamples, so that drawing the next
 chunk overlaps the products of this one (and approximate randomization's trials come in
 as many chunks, for progress)."""
+_MAX_TRIAL_SUMS = 2 ** 21
+"""Approximate randomization's swapped sums per kernel call at most (16 MB in int64,
+and every pair's pseudo-systems from them): --paired-ar-n 200000000 stays in bounded
+memory, and its progress moves."""
 _KERNEL_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16))
 """The types of the statistics the compiled sums take."""
 FLOAT32_EXACT = 2 ** 24
@@ -440,14 +444,15 @@ def _shuffled_sums(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int, int
 def _shuffled_by_kernel(whole: Sequence[np.ndarray], pairs: Sequence[Tuple[int, int]],
                         trials: int, seed: Optional[int]) -> Iterator[Tuple[int, Shuffled]]:
     """_shuffled_sums by native/resample.cpp's randomization_sums, a quarter of the trials
-    at a time (each call builds its tables anew), on the CPUs the process may use."""
+    at a time (each call builds its tables anew), at most _MAX_TRIAL_SUMS sums, on the
+    CPUs the process may use."""
     kernel = compiled("evalproto.stats._resample").randomization_sums
     state = np.random.default_rng(seed).bit_generator.state["state"]
     stream = (state["state"] >> 64, state["state"] & _STATE_BITS, state["inc"] >> 64,
               state["inc"] & _STATE_BITS)
     totals = [rows.sum(axis=0, dtype=np.int64) for rows in whole]
     width = sum(rows.shape[1] for rows in whole)
-    step = -(-trials // _CHUNKS)
+    step = max(1, min(-(-trials // _CHUNKS), _MAX_TRIAL_SUMS // width))
     for first in range(0, trials, step):
         sums = np.empty((min(step, trials - first), width), np.int64)
         kernel(*stream, first, whole, sums, threads=kernel_threads())
