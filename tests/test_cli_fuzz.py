@@ -32,7 +32,8 @@ BOUNDED = {"--jobs": ["1", "2", "0", "-3", "x", "\u00b2"],
            "--confidence-n": ["1", "2", "50", "0", "-5", "x", "1e3"],
            "--paired-bs-n": ["1", "3", "50", "0", "x"], "--paired-ar-n": ["1", "7", "64", "0"],
            "--samples": ["1", "5", "0", "-1", "z"],
-           "--scheduler": ["local2", "a b", "local:x", "local:0", "local:\u00b2", "tcp://", "::", "/"],
+           "--scheduler": ["local2", "a b", "local:x", "local:0", "local:\u00b2", "tcp://", "::",
+                           "/"],
            "--timeout": ["0", "-1", "nan", "inf", "1e309", "0.001", "x"]}
 
 
