@@ -30,6 +30,13 @@ def write(path: Path, data: bytes) -> str:
     (["--scheduler", "local2"], 1, "got 'local2' (local:2?)"),
     (["--scheduler", "local:0"], 1, "--scheduler local:N needs a number of workers"),
     (["--scheduler", "local:\u00b2"], 1, "--scheduler local:N needs a number of workers"),
+    # numbers in options are ASCII, as in files: int() and float() take other digits too
+    (["--confidence", "-cin", "\u0661\u0660"], 2, "'\u0661\u0660' is not a valid integer range"),
+    (["-w", "1_0"], 2, "'1_0' is not a valid integer range"),
+    (["--timeout", "\u0661"], 2, "'\u0661' is not a valid float range"),
+    (["--timeout", "nan"], 2, "'nan' is not a valid float range"),
+    (["-j", "99999999999999999999"], 1,
+     "--jobs is the number of copies to run on this machine: at most"),
     (["--scheduler", "local:2", "-j", "2"], 2,
      "--jobs runs copies on this machine, and --scheduler"),
 ])

@@ -65,6 +65,13 @@ def test_a_count_of_copies_that_is_not_ascii_digits_starts_one(jobs):
     assert len(waiting(command)) == 1 and waiting(command, copy=True) == []
 
 
+def test_more_copies_than_the_run_allows_start_none():
+    """-j 99999999999999999999 once started processes until memory ran out."""
+    command = script("bleu-evaluator")
+    head_start(["corpus-score", "r", "h", "-j", str(processes.most_copies() + 1), "-e", command])
+    assert processes._started == {}
+
+
 @pytest.mark.parametrize("args", [
     ["corpus-score", "r", "h", "-e", "CMD", "--scheduler", "local:2"],
     ["corpus-score", "r", "h", "-e", "CMD", "--scheduler=tcp://host:8786"],

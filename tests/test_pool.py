@@ -1,20 +1,28 @@
 """-j/--jobs: N copies of a metric give exactly the numbers of one."""
 
 import os
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 from conftest import (
     DE_EN_HYP,
     DE_EN_HYP2,
     DE_EN_REFS,
+    assert_ends,
     fake,
     json_rows,
+    process_state,
+    read_lines,
     refusing,
     run_cli,
     script,
     with_bad_line,
 )
 
+from evalproto import EvaluatorError
 from evalproto.sources.pool import chunks
 
 
@@ -85,7 +93,66 @@ def test_a_pool_worker_runs_its_kernels_on_one_thread(monkeypatch):
     monkeypatch.setattr(pool, "ignore_interrupts", lambda: None)  # this is no worker
     monkeypatch.setenv(THREADS_VARIABLE, "8")  # what the worker sets is undone after
     monkeypatch.setattr(pool, "_WORKER_SOURCE", None)
-    pool._start_worker(MetricSpec("in-process", "bleu"))
+    pool._start_worker(MetricSpec("in-process", "bleu"), threading.Barrier(1))
     assert os.environ[THREADS_VARIABLE] == "1"
     module = kernels()
     assert module.set_threads(module.MAX_THREADS) == 1
+
+
+def items_of(count):
+    refs, hyps = (read_lines(path) for path in (DE_EN_REFS[0], DE_EN_HYP))
+    return [([ref], hyp) for ref, hyp in zip(refs, hyps)][:count]
+
+
+def test_a_worker_that_died_is_an_error_not_a_wait_forever():
+    """multiprocessing.Pool waited for a dead worker's part forever (and started another
+    worker in its place): now the next parts are refused with what happened."""
+    from evalproto.sources.pool import EvaluatorPool
+    from evalproto.sources.specs import MetricSpec
+
+    with EvaluatorPool(MetricSpec("in-process", "chrf"), 2, None) as copies:
+        first = copies.stats_many(items_of(40))
+        assert first.shape == (40, len(copies.stat_names))
+        (worker, *_) = copies._processes._processes.values()
+        worker.kill()
+        assert_ends(worker.pid)
+        with pytest.raises(EvaluatorError, match="a -j worker process ended before it gave "
+                                                 "its rows"):
+            deadline = time.monotonic() + 30  # the pool sees the death as it comes
+            while time.monotonic() < deadline:
+                copies.stats_many(items_of(40))
+
+
+def test_a_script_without_a_main_guard_gets_an_error_not_endless_workers(tmp_path):
+    """jobs=2 from a script whose work is not under `if __name__ == "__main__":`: each
+    spawned worker imports the script and fails. multiprocessing.Pool started new workers
+    without end (a thousand in a few minutes); the run must end with the cause named, and
+    every worker with it."""
+    mark = f"evalproto-test-{os.getpid()}-{time.monotonic_ns()}"
+    (tmp_path / "score.py").write_text(
+        "import evalproto\n"
+        f"refs = open({DE_EN_REFS[0]!r}).read().splitlines()\n"
+        f"hyps = open({DE_EN_HYP!r}).read().splitlines()\n"
+        "print(evalproto.compare({'a': hyps}, ref_streams=[refs], metrics=['bleu'], jobs=2))\n")
+    ran = subprocess.run([sys.executable, str(tmp_path / "score.py")], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path, env={**os.environ, "MARK": mark})
+    assert ran.returncode == 1
+    assert ("from a script, `jobs` > 1 starts workers that import the script, so its work "
+            "must be under `if __name__ == \"__main__\":`") in ran.stderr
+    deadline = time.monotonic() + 30
+    while marked_processes(mark):
+        assert time.monotonic() < deadline, f"left running: {marked_processes(mark)}"
+        time.sleep(0.1)
+
+
+def marked_processes(mark):
+    """The processes whose environment holds MARK=mark (the test's, and its children's)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as stream:
+                if f"MARK={mark}".encode() in stream.read().split(b"\0"):
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return [pid for pid in found if process_state(pid) == "running"]

@@ -126,15 +126,14 @@ import multiprocessing.context, os, signal, time
 from evalproto.sources.pool import EvaluatorPool
 from evalproto.sources.specs import MetricSpec
 
-start_pool = multiprocessing.context.SpawnContext.Pool
+start_worker = multiprocessing.context.SpawnProcess.start
 
-def ctrl_c_as_workers_start(self, *args, **kwargs):
-    os.killpg(0, signal.SIGINT)  # before the workers exist
-    pool = start_pool(self, *args, **kwargs)
-    os.killpg(0, signal.SIGINT)  # while they start up
-    return pool
+def ctrl_c_as_workers_start(self):
+    os.killpg(0, signal.SIGINT)  # before the worker exists
+    start_worker(self)
+    os.killpg(0, signal.SIGINT)  # while it starts up
 
-multiprocessing.context.SpawnContext.Pool = ctrl_c_as_workers_start
+multiprocessing.context.SpawnProcess.start = ctrl_c_as_workers_start
 # as in a terminal: a test run in the background may have inherited Ctrl-C ignored
 signal.signal(signal.SIGINT, signal.default_int_handler)
 try:

@@ -185,6 +185,6 @@ def test_j_copies_in_process_run_their_kernels_on_one_thread(monkeypatch):
                                                open(DE_EN_HYP).read().split("\n"))]
     with EvaluatorPool(MetricSpec("in-process", "bleu"), 2, None) as copies:
         assert len(copies.stats_many(items)) == len(items)
-        seen = copies._processes.map(kernel_limit_of_a_copy, range(8), chunksize=1)
+        seen = list(copies._processes.map(kernel_limit_of_a_copy, range(8)))
     assert set(seen) == {(1, 1)}
     assert THREADS_VARIABLE not in os.environ  # the parent's kernels keep their share

@@ -26,6 +26,13 @@ _started: Dict[Tuple[Tuple[str, ...], bool], List[subprocess.Popen]] = {}
 _POLL_SECONDS = 0.01
 
 
+def most_copies() -> int:
+    """The most copies of an evaluator that -j may run on this machine: 4 a CPU, at least
+    8. More would only queue for the CPUs, and a mistyped -j started processes by the
+    thousand until memory ran out."""
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
 def spawn(argv: Sequence[str], copy: bool = False) -> subprocess.Popen:
     """Start an evaluator with its three pipes, in its own process group; as one of
     several copies (`copy`, -j), told to run its kernels on one thread (ONE_THREAD)."""

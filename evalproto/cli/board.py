@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Tuple
 import click
 
 from evalproto.api import commandline as api
-from evalproto.cli.options import CONTEXT, apply, reports_errors
+from evalproto.cli.options import CONTEXT, WholeNumbers, apply, reports_errors
 from evalproto.service.names import check_name
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -88,7 +88,7 @@ def add_team(team: str, server: str, token: Optional[str]) -> None:
 @click.argument("task")
 @click.argument("dataset")
 @click.argument("file", metavar="FILE")
-@click.option("--round", "round_", type=click.IntRange(min=0),
+@click.option("--round", "round_", type=WholeNumbers(min=0),
               help="The round the dataset belongs to.")
 @server_options
 @reports_errors
@@ -149,7 +149,7 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
               default="text", show_default=True,
               help="json: one object per (model, dataset, metric).")
-@click.option("-w", "--width", type=click.IntRange(min=0, max=99), default=1,
+@click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of the scores in the text table.")
 @click.option("--wait", is_flag=True,
               help="First wait until no job of the task is queued or running.")

@@ -45,6 +45,8 @@ def head_start(args: Sequence[str]) -> None:
     jobs = [value for _, value in option_values(args, dict.fromkeys(_JOBS_FLAGS, "jobs"))]
     # ASCII digits only (numerals.is_whole_number, whose imports the head start spares)
     copies = int(jobs[-1]) if jobs and jobs[-1].isascii() and jobs[-1].isdigit() else 1
+    if copies > processes.most_copies():  # the run refuses it
+        return
     for kind, command in option_values(args, METRIC_FLAGS):
         try:
             argv = tuple(shlex.split(command)) if kind == "command" else ()

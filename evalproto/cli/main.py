@@ -15,6 +15,7 @@ from evalproto.cli import pipes
 from evalproto.cli.options import (
     CONTEXT,
     MetricsCommand,
+    WholeNumbers,
     analysis_from,
     analysis_options,
     check_command,
@@ -186,7 +187,7 @@ def corpus_score(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, 
               help="The stats file to write (atomically); '-' for standard output.")
 @click.option("--system", help="The system's name in the file; default: the HYP path. Give "
                                "every shard of one system the same name.")
-@click.option("--first-id", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--first-id", type=WholeNumbers(min=1), default=1, show_default=True,
               help="The id of the first segment (a shard's line offset + 1).")
 @scheduler_option
 @click.pass_context
@@ -259,19 +260,19 @@ def reduce(files: Tuple[str, ...], evaluators: Tuple[str, ...], timeout: Optiona
 @click.option("--freq-corpus", "freq_corpus", metavar="FILE",
               help="compare-mt's word frequencies are counted in this file (its "
                    "freq_corpus_file) instead of the reference.")
-@click.option("-pbsn", "--paired-bs-n", "samples", type=click.IntRange(min=1), default=1000,
+@click.option("-pbsn", "--paired-bs-n", "samples", type=WholeNumbers(min=1), default=1000,
               show_default=True,
               help="Bootstrap resamples behind every interval, paired bootstrap test and "
                    "distribution.")
 @click.option("-par", "--paired-ar", is_flag=True,
               help="Also test every pair of systems by approximate randomization.")
-@click.option("-parn", "--paired-ar-n", type=click.IntRange(min=1), default=10000,
+@click.option("-parn", "--paired-ar-n", type=WholeNumbers(min=1), default=10000,
               show_default=True, help="Trials for --paired-ar.")
 @paired_ttest_option
 @seed_option
-@click.option("--examples", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--examples", type=WholeNumbers(min=0), default=10, show_default=True,
               help="How many of the largest wins and losses to show.")
-@click.option("-w", "--width", type=click.IntRange(min=0, max=99), default=1,
+@click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of scores of 10 and more (smaller scores "
                                       "get more).")
 @click.option("-o", "--output", required=True, metavar="FILE",
@@ -345,7 +346,7 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
               help="JSON Lines: the field holding each segment's score. comet-score's "
                    "output of several files: the file whose scores to import.")
 @click.option("--lower-is-better", is_flag=True, help="A lower score is better (MetricX).")
-@click.option("--nrefs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--nrefs", type=WholeNumbers(min=1), default=1, show_default=True,
               help="The references the scores were computed with (for the signature).")
 @click.option("-o", "--output", required=True, metavar="FILE",
               help="The stats file to write (atomically); '-' for standard output.")
@@ -383,7 +384,7 @@ def info(spec: str) -> None:
 def zoo_reading(command: Any) -> Any:
     """How an LM Zoo predictions file is read, for lm-score and lm-compare."""
     command = click.option(
-        "--candidates", type=click.IntRange(min=1), default=100, show_default=True, metavar="N",
+        "--candidates", type=WholeNumbers(min=1), default=100, show_default=True, metavar="N",
         help="LM Zoo predictions: a token ranked beyond N is a miss, as in a wc log "
              "holding N predictions.")(command)
     return click.option(
@@ -416,7 +417,7 @@ def zoo_reading(command: Any) -> Any:
               help="LM Zoo predictions: the sentences the model read, one per line (--by word).")
 @click.option("-ci", "--confidence", is_flag=True,
               help="Bootstrap 95% intervals for every rate, resampling messages (or sentences).")
-@click.option("-cin", "--confidence-n", type=click.IntRange(min=1), default=1000,
+@click.option("-cin", "--confidence-n", type=WholeNumbers(min=1), default=1000,
               show_default=True, help="Bootstrap resamples for --confidence.")
 @seed_option
 @output_option
@@ -451,7 +452,7 @@ def lm_score(logs: Tuple[str, ...], output_format: str, raw: bool,
 @click.argument("other", metavar="LOG")
 @click.option("--test", type=click.Choice(["bs", "ar"]), default="bs", show_default=True,
               help="Paired bootstrap (bs) or approximate randomization (ar), over messages.")
-@click.option("-n", "--samples", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("-n", "--samples", type=WholeNumbers(min=1), default=1000, show_default=True,
               help="Resamples (bs) or trials (ar).")
 @seed_option
 @rerank_option

@@ -166,6 +166,31 @@ def _words(value: Any) -> List[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
+class WholeNumbers(click.IntRange):
+    """click.IntRange that reads ASCII digits only, as evalproto reads every number:
+    int() alone takes "١٠" (Arabic-Indic digits) and "1_000" too."""
+
+    def convert(self, value: Any, param: Optional[click.Parameter],
+                ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, str) and not api.is_whole_number(value.strip().lstrip("+-")):
+            self.fail(f"{value!r} is not a valid {self.name}.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class Decimals(click.FloatRange):
+    """click.FloatRange that reads ASCII decimals only (see WholeNumbers): float() alone
+    takes "١٠", "1_0", "nan" and "infinity"."""
+
+    def convert(self, value: Any, param: Optional[click.Parameter],
+                ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, str):
+            try:
+                api.parse_number(value.strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a valid {self.name}.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def apply(options: Sequence[Callable], command: Callable) -> Callable:
     for option in reversed(options):
         command = option(command)
@@ -222,7 +247,7 @@ score_only_option = click.option(
          "-b); with -sl, each segment's.")
 
 timeout_option = click.option(
-    "--timeout", type=click.FloatRange(min=0), default=120.0, show_default=True,
+    "--timeout", type=Decimals(min=0), default=120.0, show_default=True,
     callback=_seconds,
     help="Seconds to wait for each reply of an external evaluator; 0 waits for ever.")
 
@@ -238,7 +263,7 @@ def metric_options_with_default(default: str) -> Callable[[Callable], Callable]:
                      help='An external evaluator command spoken to over the protocol, e.g. '
                           '"bleu-evaluator --lowercase". Repeatable.'),
         timeout_option,
-        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+        click.option("-j", "--jobs", type=WholeNumbers(min=1), default=1, show_default=True,
                      help="Copies of each metric to run in parallel (worker processes, or "
                           "evaluator subprocesses); the results are those of one."),
     ], command)
@@ -259,17 +284,17 @@ def analysis_options(command: Callable) -> Callable:
     return apply([
         click.option("-ci", "--confidence", is_flag=True,
                      help="Bootstrap 95% confidence intervals for every system and metric."),
-        click.option("-cin", "--confidence-n", type=click.IntRange(min=1), default=1000,
+        click.option("-cin", "--confidence-n", type=WholeNumbers(min=1), default=1000,
                      show_default=True, help="Bootstrap resamples for --confidence."),
         click.option("-pbs", "--paired-bs", is_flag=True,
                      help="Paired bootstrap test of each system against the first; also "
                           "gives every system's confidence interval."),
-        click.option("-pbsn", "--paired-bs-n", type=click.IntRange(min=1), default=1000,
+        click.option("-pbsn", "--paired-bs-n", type=WholeNumbers(min=1), default=1000,
                      show_default=True, help="Resamples for --paired-bs."),
         click.option("-par", "--paired-ar", is_flag=True,
                      help="Paired approximate randomization test of each system against "
                           "the first."),
-        click.option("-parn", "--paired-ar-n", type=click.IntRange(min=1), default=10000,
+        click.option("-parn", "--paired-ar-n", type=WholeNumbers(min=1), default=10000,
                      show_default=True, help="Trials for --paired-ar."),
         paired_ttest_option,
         seed_option,
@@ -279,7 +304,7 @@ def analysis_options(command: Callable) -> Callable:
         click.option("-f", "--format", "output_format", type=click.Choice(["text", "json", "tsv"]),
                      default="text", show_default=True,
                      help="Output: a table, JSON Lines, or TSV."),
-        click.option("-w", "--width", type=click.IntRange(min=0, max=99), default=1,
+        click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
                      show_default=True, help="Decimals of the scores in the text table."),
         output_option,
     ], command)

@@ -15,7 +15,13 @@ from typing import Any, Optional
 
 import click
 
-from evalproto.cli.options import CONTEXT, reports_errors, scheduler_option, timeout_option
+from evalproto.cli.options import (
+    CONTEXT,
+    WholeNumbers,
+    reports_errors,
+    scheduler_option,
+    timeout_option,
+)
 
 EXTRA = "pip install 'evalproto[serve]'"
 _SIZE = re.compile(r"([0-9]+)([KMG]i?B?)?\Z", re.IGNORECASE)
@@ -50,9 +56,9 @@ def service_modules() -> Any:
                    "at start.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+@click.option("--port", type=WholeNumbers(0, 65535), default=8000, show_default=True,
               help="The port to listen on (0: any free one).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("-j", "--jobs", type=WholeNumbers(min=1), default=1, show_default=True,
               help="Worker processes that score submissions.")
 @scheduler_option
 @click.option("--max-upload", type=click.UNPROCESSED, callback=_size, default="64M",

@@ -6,20 +6,26 @@ Items are split into a few contiguous chunks per copy, handed to whichever copy 
 free (segments differ much in cost, so N equal halves would leave copies idle), and
 the rows are joined in order, so the result is the same as with one copy. Scores
 (EVAL) come from the first copy.
+
+The worker processes are a concurrent.futures pool, not multiprocessing.Pool: a worker
+that dies (killed, out of memory, or a script without a main guard, whose copies fail
+as they import it) breaks the run with an error, where multiprocessing.Pool waits for
+its part forever and starts new workers without end.
 """
 
 from __future__ import annotations
 
 import queue
+import sys
 from contextlib import ExitStack
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalproto.base.compiled import one_kernel_thread
-from evalproto.base.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError, EvaluatorError, SetupError
 from evalproto.base.items import Item
-from evalproto.base.processes import ignore_interrupts, signals_held_for_workers
+from evalproto.base.processes import ignore_interrupts, most_copies, signals_held_for_workers
 from evalproto.sources.base import StatsSource
 from evalproto.sources.process import ClosedOnExit
 from evalproto.sources.specs import MetricSpec
@@ -31,11 +37,18 @@ _DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_sco
 """What a copy may say of its scores beside them, which the pool says as the first."""
 
 
-def _start_worker(spec: MetricSpec) -> None:
+def _start_worker(spec: MetricSpec, all_started: Any) -> None:
+    """A worker's start: its own copy of the metric, and then a wait at the barrier
+    `all_started` until every worker has started (see EvaluatorPool._start)."""
     global _WORKER_SOURCE
     ignore_interrupts()
     one_kernel_thread()  # the copies are the threads
     _WORKER_SOURCE = spec.build(None)
+    all_started.wait()
+
+
+def _started() -> None:
+    """The task that each worker's start is awaited by."""
 
 
 def _worker_stats(part: Tuple[int, Sequence[Item]]) -> np.ndarray:
@@ -69,9 +82,12 @@ class EvaluatorPool(ClosedOnExit):
     """N copies of a metric behind the interface of one."""
 
     def __init__(self, spec: MetricSpec, jobs: int, timeout: Optional[float]) -> None:
+        if jobs > most_copies():
+            raise SetupError(f"`jobs` is the number of copies to run on this machine: at most "
+                             f"{most_copies()} here (4 a CPU), not {jobs}")
         self.jobs = jobs
         self._copies: List[Any] = []
-        self._processes: Optional[Any] = None  # a multiprocessing pool of in-process copies
+        self._processes: Optional[Any] = None  # a ProcessPoolExecutor of in-process copies
         try:  # what has started is ended if the rest fails or is interrupted
             self._start(spec, timeout)
             self._describe(self._copies[0])
@@ -87,10 +103,19 @@ class EvaluatorPool(ClosedOnExit):
             return
         # Spawned workers build their own: nothing unpicklable crosses.
         import multiprocessing  # here: -j 1, the usual run, needs no pool
+        from concurrent.futures import ProcessPoolExecutor
 
+        context = multiprocessing.get_context("spawn")
+        self._processes = ProcessPoolExecutor(
+            self.jobs, mp_context=context, initializer=_start_worker,
+            initargs=(spec, context.Barrier(self.jobs)))
+        # The executor starts a worker for each task it is given while none is idle; no
+        # worker is idle before all have passed the barrier, so these start them all,
+        # here: in the main thread, as signals_held_for_workers needs (corpus_rows later
+        # hands out parts from a thread of its own).
         with signals_held_for_workers():  # one that comes is raised once they have started
-            self._processes = multiprocessing.get_context("spawn").Pool(
-                self.jobs, initializer=_start_worker, initargs=(spec,))
+            starting = [self._processes.submit(_started) for _ in range(self.jobs)]
+        _results(starting)
 
     def _describe(self, primary: Any) -> None:
         """Say what the first copy says of its statistics and scores."""
@@ -107,13 +132,23 @@ class EvaluatorPool(ClosedOnExit):
     def stats_many(self, items: Sequence[Item]) -> np.ndarray:
         parts = chunks(list(items), self.jobs * _CHUNKS_PER_COPY)
         if self._processes is not None:
-            rows = self._processes.map(_worker_stats, parts, chunksize=1)
+            rows = self._process_stats(parts)
         else:
             rows = self._threaded_stats(parts)
         if not rows:
             return self._copies[0].stats_many([])
         self.stat_names = self._copies[0].stat_names or self.stat_names
         return np.concatenate(rows)
+
+    def _process_stats(self, parts: List[Tuple[int, Sequence[Item]]]) -> List[np.ndarray]:
+        """Each part's rows from the worker processes."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            running = [self._processes.submit(_worker_stats, part) for part in parts]
+        except BrokenProcessPool:  # a worker died since the last parts
+            raise EvaluatorError(_broken()) from None
+        return _results(running)
 
     def _threaded_stats(self, parts: List[Tuple[int, Sequence[Item]]]) -> List[np.ndarray]:
         """Each external copy, in its own thread, takes the next part until none is left."""
@@ -146,17 +181,53 @@ class EvaluatorPool(ClosedOnExit):
 
     def close(self) -> None:
         if self._processes is not None:
-            self._processes.close()
-            self._processes.join()
+            self._processes.shutdown()
         for copy in self._copies:
             copy.close()
 
     def terminate(self) -> None:
         if self._processes is not None:
-            self._processes.terminate()
-            self._processes.join()
+            _end_workers(self._processes)
         for copy in self._copies:
             getattr(copy, "terminate", copy.close)()
+
+
+def _results(running: List[Any]) -> List[Any]:
+    """The results of the worker processes' tasks, in order: the first failure in order
+    is raised (as one copy would raise it), and a worker's death as an EvaluatorError."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return [task.result() for task in running]
+    except BrokenProcessPool:
+        raise EvaluatorError(_broken()) from None
+    finally:
+        for task in running:
+            task.cancel()
+
+
+def _broken() -> str:
+    """What to say of a worker that died: from Python (not the `evalproto` command), the
+    usual cause too."""
+    said = "a -j worker process ended before it gave its rows (killed, out of memory, or crashed)"
+    if "evalproto.cli.main" in sys.modules:
+        return said
+    return (f"{said}; from a script, `jobs` > 1 starts workers that import the script, so "
+            f"its work must be under `if __name__ == \"__main__\":`")
+
+
+def _end_workers(executor: Any) -> None:
+    """Stop a ProcessPoolExecutor's workers now, at their current part (shutdown alone
+    lets each finish it: minutes of a large corpus after Ctrl-C)."""
+    if sys.version_info >= (3, 14):
+        executor.terminate_workers()
+        return
+    workers = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join()
 
 
 def open_source(spec: MetricSpec, stack: ExitStack, timeout: Optional[float],
