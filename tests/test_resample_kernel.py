@@ -269,3 +269,22 @@ def test_no_segments_leave_the_kernels_out():
     result = resampling.approximate_randomization(empty, empty, lambda sums: {"x": sums[:, 0]},
                                                   50, 1)
     assert result["x"].p_value == 1 / 51
+
+
+def test_approximate_randomization_counts_as_it_goes():
+    """Each chunk's trials are counted and dropped: 12M trials of a pair once kept 20
+    bytes a trial (every |difference|, then a copy of them all to count)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    systems = [rng.integers(0, 9, size=(50, 1)).astype(np.uint8) for _ in range(2)]
+    tracemalloc.start()
+    try:
+        result = resampling.randomization_pairs(systems, [(0, 1)],
+                                                lambda sums: {"x": sums[:, 0]},
+                                                12_000_000, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 0 < result[0, 1]["x"].p_value <= 1
+    assert peak < 100 * 2 ** 20, f"{peak / 2 ** 20:.0f} MB"

@@ -344,8 +344,13 @@ def p_value(sample_statistics: np.ndarray, observed: float, inclusive: bool = Fa
     """The share of samples above the observed statistic, with add-one smoothing.
     sacrebleu counts samples strictly above it; `inclusive` counts ties too, the usual
     Monte Carlo estimate, which gives identical systems p = 1 instead of 1/(N+1)."""
+    return (_beyond(sample_statistics, observed, inclusive) + 1) / (len(sample_statistics) + 1)
+
+
+def _beyond(sample_statistics: np.ndarray, observed: float, inclusive: bool) -> int:
+    """How many samples are above the observed statistic (or tie it, `inclusive`)."""
     above = sample_statistics >= observed if inclusive else sample_statistics > observed
-    return (int(np.sum(above)) + 1) / (len(sample_statistics) + 1)
+    return int(np.sum(above))
 
 
 @dataclass
@@ -398,20 +403,20 @@ def randomization_pairs(systems: Sequence[np.ndarray], pairs: Sequence[Tuple[int
     --paired-ar, of each (i, j) pair of systems: each trial swaps each segment's rows
     between the two systems with probability 1/2 (sacrebleu sums its trials in float64).
     Every pair is tested on the same swaps, those of a test of that pair alone."""
-    parts: Dict[Tuple[int, int], Dict[str, List[np.ndarray]]] = {pair: {} for pair in pairs}
+    observed = {(i, j): observed_differences(figures, systems[i], systems[j]) for i, j in pairs}
+    above: Dict[Tuple[int, int], Dict[str, int]] = {pair: {} for pair in pairs}
+    done = 0
     for k, shuffled in _shuffled_sums(systems, pairs, trials, seed):
-        for pair, (first, second) in shuffled.items():
+        for pair, (first, second) in shuffled.items():  # counted as they come: bounded memory
             second_values = figures(second)
             for name, values in figures(first).items():
-                parts[pair].setdefault(name, []).append(np.abs(values - second_values[name]))
+                beyond = _beyond(np.abs(values - second_values[name]), observed[pair][name],
+                                 inclusive)
+                above[pair][name] = above[pair].get(name, 0) + beyond
+        done += k
         advance(k)
-    results = {}
-    for (i, j), part in parts.items():
-        observed = observed_differences(figures, systems[i], systems[j])
-        results[i, j] = {name: PairedResult(p_value(np.concatenate(pieces), observed[name],
-                                                    inclusive))
-                         for name, pieces in part.items()}
-    return results
+    return {pair: {name: PairedResult((count + 1) / (done + 1)) for name, count in found.items()}
+            for pair, found in above.items()}
 
 
 Shuffled = Dict[Tuple[int, int], Tuple[np.ndarray, np.ndarray]]
