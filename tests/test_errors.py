@@ -37,6 +37,9 @@ def write(path: Path, data: bytes) -> str:
     (["--timeout", "nan"], 2, "'nan' is not a valid float range"),
     (["-j", "99999999999999999999"], 1,
      "--jobs is the number of copies to run on this machine: at most"),
+    # more digits than int() reads (4,300)
+    (["-j", "9" * 5000], 2, "is not a valid integer range"),
+    (["--scheduler", "local:" + "9" * 5000], 1, "--scheduler local:N needs a number of workers"),
     (["--scheduler", "local:2", "-j", "2"], 2,
      "--jobs runs copies on this machine, and --scheduler"),
 ])
@@ -177,3 +180,9 @@ def test_a_dataset_tag_with_a_newline_stays_on_its_line(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Group: x\\nGroup: forged" in result.output
     assert not any(line.startswith("Group: forged") for line in result.output.splitlines())
+
+
+def test_a_size_of_more_digits_than_int_reads_is_a_usage_error():
+    result = run_cli("serve", "--max-upload", "9" * 5000)
+    assert result.exit_code == 2 and "expected a size such as 64M" in result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output

@@ -147,7 +147,8 @@ def test_the_threads_variable_caps_every_kernel_and_is_checked(quota, monkeypatc
     assert kernel_threads() == 1 and native_limit() == 1
     monkeypatch.setenv(THREADS_VARIABLE, "1000")
     assert kernel_threads() == AFFINITY
-    for bad in ("0", "two", "-1", "1.5", "\u00b2"):  # ² is a digit to str.isdigit
+    # ² is a digit to str.isdigit; int() reads at most 4,300 digits
+    for bad in ("0", "two", "-1", "1.5", "\u00b2", "9" * 5000):
         monkeypatch.setenv(THREADS_VARIABLE, bad)
         result = run_cli("corpus-score", DE_EN_REFS[0], DE_EN_HYP, "-m", "bleu")
         assert result.exit_code == 1 and "Traceback" not in result.output

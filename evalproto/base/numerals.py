@@ -29,10 +29,15 @@ def parse_number(text: str) -> float:
     return value
 
 
+MOST_DIGITS = 4300
+"""The longest number int() reads (Python 3.11's default limit of digits)."""
+
+
 def is_whole_number(text: str) -> bool:
-    """Whether `text` is ASCII digits and nothing else, such as "12": a count in an
-    option, a header or an id. str.isdigit alone takes "²", which int() refuses."""
-    return text.isascii() and text.isdigit()
+    """Whether `text` is ASCII digits and nothing else, such as "12", few enough for
+    int(): a count in an option, a header or an id. str.isdigit alone takes "²", which
+    int() refuses, and int() refuses 5,000 digits."""
+    return text.isascii() and text.isdigit() and len(text) <= MOST_DIGITS
 
 
 def shorten(text: str, limit: int = 80) -> str:

@@ -43,8 +43,10 @@ def head_start(args: Sequence[str]) -> None:
     from evalproto.base import processes
 
     jobs = [value for _, value in option_values(args, dict.fromkeys(_JOBS_FLAGS, "jobs"))]
-    # ASCII digits only (numerals.is_whole_number, whose imports the head start spares)
-    copies = int(jobs[-1]) if jobs and jobs[-1].isascii() and jobs[-1].isdigit() else 1
+    # ASCII digits, few enough for int() (numerals.is_whole_number, whose imports the head
+    # start spares); a count too long to read is refused by the run
+    given = jobs[-1] if jobs else "1"
+    copies = int(given) if given.isascii() and given.isdigit() and len(given) < 20 else 1
     if copies > processes.most_copies():  # the run refuses it
         return
     for kind, command in option_values(args, METRIC_FLAGS):

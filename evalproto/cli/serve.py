@@ -24,7 +24,7 @@ from evalproto.cli.options import (
 )
 
 EXTRA = "pip install 'evalproto[serve]'"
-_SIZE = re.compile(r"([0-9]+)([KMG]i?B?)?\Z", re.IGNORECASE)
+_SIZE = re.compile(r"([0-9]{1,18})([KMG]i?B?)?\Z", re.IGNORECASE)
 
 
 def _size(ctx: click.Context, param: click.Parameter, value: str) -> int:
