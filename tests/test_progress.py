@@ -1,10 +1,12 @@
 """Progress bars: on a terminal, one per phase, with counts; never in a pipe or a file."""
 
 import io
+import time
 
 import pytest
 from conftest import DE_EN_HYP, DE_EN_REFS, read_lines
 
+from evalproto import EvaluatorError
 from evalproto.cli import progress as bars
 from evalproto.cli.progress import TerminalProgress
 from evalproto.evaluators.bleu import BLEU
@@ -67,6 +69,32 @@ def test_chunks_grow_while_the_evaluator_is_fast():
     # before is scored, so a size takes effect one chunk late
     assert sizes == [50, 50, 100, 100]
     assert rows["a"].tolist() == BLEU().stats_many(list(zip(refs, hyps["a"]))).tolist()
+
+
+def test_no_chunk_is_scored_once_corpus_rows_has_raised():
+    """The chunk sent ahead may be being scored when the first one's failure is raised:
+    corpus_rows waits for it (or drops it, not begun), so that a caller who scores again
+    with the same evaluator never has two threads in it."""
+    calls = {"begun": 0, "ended": 0}
+
+    class Failing(BLEU):
+        def stats_columns(self, refs, hyps):
+            calls["begun"] += 1
+            try:
+                if calls["begun"] == 1:
+                    raise EvaluatorError("the first chunk fails", 0)
+                time.sleep(0.5)
+                return super().stats_columns(refs, hyps)
+            finally:
+                calls["ended"] += 1
+
+    refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
+    with pytest.raises(EvaluatorError, match="the first chunk fails"):
+        sources.corpus_rows(Failing(), refs, {"a": read_lines(DE_EN_HYP)})
+    at_the_raise = dict(calls)
+    assert at_the_raise["begun"] == at_the_raise["ended"]  # none in flight...
+    time.sleep(0.7)
+    assert calls == at_the_raise  # ...nor begun after (the one sent ahead was dropped)
 
 
 @pytest.mark.parametrize("size, seconds, following", [

@@ -192,7 +192,8 @@ class _Scorer:
         self._source = source
         self._columns = getattr(source, "stats_columns", None)
         self._chunks: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._score, name="scoring", daemon=True).start()
+        self._thread = threading.Thread(target=self._score, name="scoring", daemon=True)
+        self._thread.start()
 
     def later(self, refs: Sequence[Sequence[str]], columns: Sequence[Sequence[str]]
               ) -> Callable[[], np.ndarray]:
@@ -210,8 +211,16 @@ class _Scorer:
         return rows
 
     def close(self) -> None:
-        """Let the thread end once the chunk it scores, if any, is done."""
+        """End the thread: chunks not begun are dropped, and the one being scored, if
+        any, is waited for, so that nothing scores with the source once corpus_rows has
+        returned or raised (its caller may go on to score with the same source)."""
+        while True:
+            try:
+                self._chunks.get_nowait()
+            except queue.Empty:
+                break
         self._chunks.put(None)
+        self._thread.join()
 
     def _score(self) -> None:
         while True:
