@@ -34,7 +34,8 @@ _WORKER_SOURCE: Optional[StatsSource] = None
 _CHUNKS_PER_COPY = 4
 _DESCRIPTIONS = ("name", "score_name", "extra_decimals", "details", "verbose_score",
                  "input_warnings", "mean_of_rows", "strips_whitespace")
-"""What a copy may say of its scores beside them, which the pool says as the first."""
+"""What a copy says of its scores and its input beside them: the pool says what the
+first copy says."""
 
 
 def _start_worker(spec: MetricSpec, all_started: Any) -> None:
