@@ -112,10 +112,16 @@ def corpus_rows(source: StatsSource, refs: Sequence[Sequence[str]],
                             systems, progress, first_segment, label, stripped, narrow)
     scorer = _Scorer(source)
     try:
-        return _corpus_rows(source, scorer.later, refs, systems, progress, first_segment,
+        rows = _corpus_rows(source, scorer.later, refs, systems, progress, first_segment,
                             label, stripped, narrow)
-    finally:
+    except Exception:
         scorer.close()
+        raise
+    except BaseException:  # Ctrl-C, SIGTERM: the run ends, and its caller ends the source's
+        scorer.close(wait=False)  # processes, which the thread may be waiting for
+        raise
+    scorer.close()
+    return rows
 
 
 def _corpus_rows(source: StatsSource, send: ColumnsSender, refs: Sequence[Sequence[str]],
@@ -210,17 +216,19 @@ class _Scorer:
 
         return rows
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         """End the thread: chunks not begun are dropped, and the one being scored, if
-        any, is waited for, so that nothing scores with the source once corpus_rows has
-        returned or raised (its caller may go on to score with the same source)."""
+        any, is waited for (`wait`), so that nothing scores with the source once
+        corpus_rows has returned or raised (its caller may go on to score with the same
+        source)."""
         while True:
             try:
                 self._chunks.get_nowait()
             except queue.Empty:
                 break
         self._chunks.put(None)
-        self._thread.join()
+        if wait:
+            self._thread.join()
 
     def _score(self) -> None:
         while True:
