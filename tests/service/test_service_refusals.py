@@ -265,3 +265,45 @@ def test_the_refusals_stored_nothing_and_the_board_still_works(board):
     assert count(server.url, store.submissions) == 2
     assert count(server.url, store.predictions) == 1  # the same file, kept once
     assert count(server.url, store.evaluations) == 1  # and scored once
+
+
+def test_no_body_is_read_before_the_token_is_checked(board):
+    """Without the right token, a request is refused for that, whatever its body: a
+    body is neither parsed (a 422 would say it was) nor read (a 413 would)."""
+    server, tokens = board
+    refused(server, "POST", "/api/tasks", 401, "adding a task needs the admin token", None,
+            content=b"{nope", headers={"Content-Type": "application/json"})
+    refused(server, "POST", "/api/teams", 403, "adding a team needs the admin token",
+            tokens["lab-a"], json={"name": ["not", "a", "name"]})
+    big = b" " * (MAX_UPLOAD + 1)
+    refused(server, "POST", SUBMIT, 401, "needs the team's token", None, content=big)
+    refused(server, "POST", SUBMIT, 401, "this token is no team's", "not-a-token",
+            content=big)
+    refused(server, "POST", DATASET, 401, "adding a dataset needs the admin token", None,
+            content=big)
+    refused(server, "POST", "/api/tasks", 401, "adding a task needs the admin token", None,
+            content=big)
+
+
+def test_a_task_has_a_bounded_number_of_metrics_and_few_problems_are_named(board):
+    server, _ = board
+    many = [{"spec": ""} for _ in range(65)]
+    refused(server, "POST", "/api/tasks", 422, "metrics: List should have at most 64 items",
+            json={"name": "t2", "metrics": many})
+    response = server.request("POST", "/api/tasks", json={"name": "t2", "metrics": many[:60]})
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.count("String should have at least 1 character") == 3, message
+    assert message.endswith("and 57 more problems"), message
+    refused(server, "POST", "/api/tasks", 422, "name: String should have at most 1000",
+            json={"name": "t" * 1001, "metrics": [{"spec": "bleu"}]})
+
+
+def test_a_json_body_is_small(tmp_path, start_server):
+    server = start_server(f"sqlite:///{tmp_path / 'board.db'}")
+    spec = {"spec": "bleu " + "x" * 990}
+    response = server.request("POST", "/api/tasks",
+                              json={"name": "t", "metrics": [spec] * 64, "pad": "y" * 300_000})
+    assert response.status_code == 413, response.text
+    assert "a JSON request's body is at most 262144 bytes" in response.json()["error"]
+    assert server.request("GET", "/api").status_code == 200
