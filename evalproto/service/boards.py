@@ -204,7 +204,7 @@ class Boards:
         """standings_of(*arguments) in a worker process, or here without one."""
         workers = self._workers
         if workers is not None:
-            return workers.submit(standings_of, *arguments)
+            return workers.submit_anew(standings_of, *arguments)
         done: Future = Future()
         done.set_result(standings_of(*arguments))
         return done
@@ -225,10 +225,8 @@ class Boards:
             for future, (_, _, item) in zip(running, mine):
                 try:
                     results.append(future.result())
-                except BrokenProcessPool:  # a worker died: from now on, here
-                    log.error("a leaderboard process died; standings are computed in "
-                              "the server's threads from now on")
-                    self._workers = None
+                except BrokenProcessPool:  # a worker died: new workers, and once more
+                    log.error("a leaderboard process died; its workers are started anew")
                     results.append(self._submit(self._arguments(item, stored)).result())
         except BaseException as exc:  # those waiting for them learn why
             with self._lock:
@@ -444,7 +442,7 @@ class Boards:
                 arguments = (specs, rows, text.ids, text.tags, text.nrefs, self.samples,
                              self.seed)
                 workers = self._workers
-                page = (workers.submit(report_page, *arguments).result()
+                page = (workers.submit_anew(report_page, *arguments).result()
                         if workers is not None else report_page(*arguments))
                 future.set_result(page)
             except BaseException as exc:  # those waiting learn why; the next one tries again

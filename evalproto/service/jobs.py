@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import queue
 import secrets
 import socket
 import threading
@@ -58,6 +59,8 @@ class Workers:
         self._stack = ExitStack()
         self._client: Any = None
         self._pool: Optional[ProcessPoolExecutor] = None
+        self._restarting = threading.Lock()
+        self._keeper: Optional[queue.Queue] = None
         self.jobs = jobs
         if scheduler:
             from evalproto.sources.dask import connect
@@ -94,11 +97,45 @@ class Workers:
         remote.add_done_callback(finished)
         return done
 
-    def restart(self) -> None:
-        """New local workers after one died (the pool is then broken)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._start_pool()
+    def submit_anew(self, function: Callable[..., Any], *args: Any) -> Future:
+        """`submit`, on a new pool if the pool was broken (a worker died)."""
+        try:
+            return self.submit(function, *args)
+        except BrokenProcessPool:
+            self.restart(only_broken=True)
+            return self.submit(function, *args)
+
+    def restart(self, only_broken: bool = False) -> None:
+        """New local workers after one died (the pool is then broken); with
+        `only_broken`, only if the pool is broken still (another thread may have
+        restarted it meanwhile)."""
+        with self._restarting:
+            if self._pool is not None and (not only_broken
+                                           or getattr(self._pool, "_broken", False)):
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._in_keeper(self._start_pool)
+
+    def _in_keeper(self, action: Callable[[], None]) -> None:
+        """Run `action` in a thread that lives as long as the server: a worker is killed
+        when the thread that started it ends (die_with_parent), and the thread asking for
+        new workers may be a request's, which ends when idle."""
+        if self._keeper is None:
+            self._keeper = queue.Queue()
+            threading.Thread(target=self._keep, args=(self._keeper,), daemon=True,
+                             name="evalproto-workers").start()
+        done: Future = Future()
+        self._keeper.put((action, done))
+        done.result()
+
+    @staticmethod
+    def _keep(requests: queue.Queue) -> None:
+        while True:
+            action, done = requests.get()
+            try:
+                action()
+                done.set_result(None)
+            except BaseException as exc:  # the caller learns of it
+                done.set_exception(exc)
 
     def close(self) -> None:
         """End the workers now, busy or not: the dispatcher has queued their jobs again."""
@@ -223,7 +260,7 @@ class Dispatcher:
                 continue
             spec = MetricSpec(job.kind, job.spec)
             try:
-                future = self.workers.submit(
+                future = self.workers.submit_anew(
                     score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
                     (f"{job.model}.predictions.jsonl", predictions), self.timeout)
             except Exception as exc:  # no worker to take it (a pool broken meanwhile)
@@ -262,7 +299,7 @@ class Dispatcher:
                                                 f"({type(exc).__name__}: {exc})")
             del self._running[future]
         if broken:
-            self.workers.restart()
+            self.workers.restart(only_broken=True)
 
 
 def _outcome(future: Future) -> Scored | str:

@@ -5,6 +5,8 @@ earlier one stays readable, and predictions scored before are not scored again."
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import textwrap
 import threading
@@ -225,3 +227,75 @@ def test_a_job_that_fails_says_why_and_the_server_goes_on(database, start_server
     assert f"m, {command}: failed: " in text
     assert server.ok("GET", "/api/tasks/mt/jobs") == {"queued": 0, "running": 0, "done": 1,
                                                       "failed": 1}
+
+
+KILLING_EVALUATOR = textwrap.dedent("""
+    import os, signal, sys
+    mode, marker = sys.argv[1], sys.argv[2]
+    for line in sys.stdin:
+        command, *fields = [field.strip() for field in line.split("|||")]
+        if command == "SCORE":
+            with open(f"/proc/{os.getppid()}/cmdline", "rb") as stream:
+                in_a_worker = b"spawn_main" in stream.read()
+            if in_a_worker and (mode == "always" or not os.path.exists(marker)):
+                with open(marker, "a") as stream:
+                    stream.write("killed\\n")
+                os.kill(os.getppid(), signal.SIGKILL)  # the worker process running the job
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = repr(sum(float(number) for number in fields[0].split()))
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def _workers_of(server: Any) -> List[int]:
+    """The server's pool processes (not its resource tracker), oldest first."""
+    found = []
+    for pid in server.children():
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except FileNotFoundError:
+            continue
+    return sorted(found)
+
+
+def _board(server: Any, tmp_path: Path, metrics: List[Dict[str, str]]) -> str:
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": metrics})
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows()[:40])
+    server.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    return str(token)
+
+
+def _submit(server: Any, tmp_path: Path, token: str, model: str, system: str) -> None:
+    predictions = jsonl(tmp_path / f"{model}.jsonl", prediction_rows(lines(system)[:40]))
+    server.ok("POST", f"/api/tasks/mt/datasets/ds/models/{model}", token,
+              content=predictions.read_bytes())
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_dead_leaderboard_process_is_replaced(database, start_server, tmp_path):
+    """The leaderboards' processes (started after the one job worker) killed: the next
+    leaderboard is computed by new ones, not refused."""
+    server = start_server(database)
+    token = _board(server, tmp_path, [{"spec": "bleu"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    server.wait("mt")
+    assert [entry["status"] for entry in server.leaderboard("mt")] == ["done"]
+    job_worker, *figures = until(lambda: (lambda found: found if len(found) > 1 else None)(
+        _workers_of(server)), "the server's workers")
+    for pid in figures:
+        os.kill(pid, signal.SIGKILL)
+    _submit(server, tmp_path, token, "m2", "de-en.hyp.Lan-Bridge.en")
+    server.wait("mt")
+    response = server.request("GET", "/api/tasks/mt/leaderboard")
+    assert response.status_code == 200, response.text
+    entries = [entry for section in response.json()["datasets"] for entry in section["entries"]]
+    assert sorted((entry["model"], entry["status"]) for entry in entries) == [
+        ("m1", "done"), ("m2", "done")]
+    assert job_worker in _workers_of(server)
+    assert len(_workers_of(server)) == 1 + len(figures)  # new ones, kept alive
+    assert "Traceback" not in server.text()
