@@ -43,6 +43,10 @@ IDLE_POLL = 1.0
 same database may queue jobs)."""
 BEAT_SECONDS = 5.0
 """Seconds between heartbeats (see store.servers)."""
+MAX_DEATHS = 3
+"""Attempts a job has before a worker's death while it runs fails it: a job that was
+merely running beside one that killed its worker is run again, but one that kills
+every worker it runs in must end."""
 
 
 def _start_worker(parent: int) -> None:
@@ -283,10 +287,20 @@ class Dispatcher:
         for future in [future for future in self._running if future.done()]:
             job = self._running[future]
             outcome = _outcome(future)
-            broken = broken or isinstance(future.exception(), BrokenProcessPool)
+            died = isinstance(future.exception(), BrokenProcessPool)
+            broken = broken or died
             try:
                 with store.writing(self.engine) as connection:
-                    if isinstance(outcome, str):
+                    if died and job.attempts < MAX_DEATHS:  # maybe another job's doing
+                        store.requeue(connection, [job.id])
+                        log.warning("job %d: the worker process running it died; it is "
+                                    "queued again", job.id)
+                    elif died:
+                        store.fail(connection, job, f"the worker process running it died "
+                                                    f"on each of its {job.attempts} attempts "
+                                                    f"(out of memory? a metric that "
+                                                    f"crashes?)")
+                    elif isinstance(outcome, str):
                         store.fail(connection, job, outcome)
                     else:
                         _record(connection, job, outcome)

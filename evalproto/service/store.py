@@ -580,6 +580,7 @@ class Job:
     predictions_id: int
     model: str
     task: str
+    attempts: int
 
 
 def claim(connection: Connection, server: str) -> Optional[Job]:
@@ -599,14 +600,14 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
         select(jobs.c.id, metrics.c.spec, metrics.c.kind, metrics.c.signature,
                submissions.c.dataset_id, datasets.c.name.label("dataset"),
                submissions.c.predictions_id, models.c.name.label("model"),
-               tasks.c.name.label("task"))
+               tasks.c.name.label("task"), jobs.c.attempts)
         .join(metrics, metrics.c.id == jobs.c.metric_id)
         .join(submissions, submissions.c.id == jobs.c.submission_id)
         .join(datasets, datasets.c.id == submissions.c.dataset_id)
         .join(models, models.c.id == submissions.c.model_id)
         .join(tasks, tasks.c.id == metrics.c.task_id)
         .where(jobs.c.id == job_id)).one()
-    return Job(*found)
+    return Job(**found._mapping)
 
 
 def predictions_data(connection: Connection, predictions_id: int) -> bytes:

@@ -241,6 +241,7 @@ KILLING_EVALUATOR = textwrap.dedent("""
                 with open(marker, "a") as stream:
                     stream.write("killed\\n")
                 os.kill(os.getppid(), signal.SIGKILL)  # the worker process running the job
+                sys.exit(0)
             reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
         elif command == "EVAL":
             reply = repr(sum(float(number) for number in fields[0].split()))
@@ -299,3 +300,44 @@ def test_a_dead_leaderboard_process_is_replaced(database, start_server, tmp_path
     assert job_worker in _workers_of(server)
     assert len(_workers_of(server)) == 1 + len(figures)  # new ones, kept alive
     assert "Traceback" not in server.text()
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_job_beside_one_whose_worker_died_is_run_again(database, start_server, tmp_path):
+    """Two jobs in flight; one kills its worker process (once): the other, cut off with
+    it, is queued again and scored, and so is the one that killed it."""
+    gate, marker = tmp_path / "gate", tmp_path / "killed"
+    gated, killing = tmp_path / "gated.py", tmp_path / "killing.py"
+    gated.write_text(GATED_EVALUATOR)
+    killing.write_text(KILLING_EVALUATOR)
+    gate.touch()
+    server = start_server(database, "--jobs", "2")
+    slow = f"{sys.executable} {gated} {gate}"
+    killer = f"{sys.executable} {killing} once {marker}"
+    token = _board(server, tmp_path, [{"spec": slow, "kind": "command"},
+                                      {"spec": killer, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    until(marker.exists, "the worker to be killed")
+    gate.unlink()
+    server.wait("mt")
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    assert entries[slow]["status"] == "done", entries[slow]
+    assert entries[killer]["status"] == "done", entries[killer]
+    assert marker.read_text() == "killed\n"
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_job_that_kills_every_worker_ends_failed(database, start_server, tmp_path):
+    marker = tmp_path / "killed"
+    killing = tmp_path / "killing.py"
+    killing.write_text(KILLING_EVALUATOR)
+    server = start_server(database)
+    killer = f"{sys.executable} {killing} always {marker}"
+    token = _board(server, tmp_path, [{"spec": "bleu"}, {"spec": killer, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    server.wait("mt")
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    assert entries["bleu"]["status"] == "done"
+    assert entries[killer]["status"] == "failed"
+    assert "died on each of its 3 attempts" in entries[killer]["message"]
+    assert marker.read_text() == "killed\n" * 3
