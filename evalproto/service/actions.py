@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from evalproto.api.board import read_upload
 from evalproto.base.errors import EvalprotoError
+from evalproto.reports.statsfiles import check_ids
 from evalproto.service import auth, store
 from evalproto.service.context import Service
 from evalproto.service.errors import Invalid
@@ -39,7 +40,12 @@ def add_dataset(service: Service, token: Optional[str], task: str, dataset: str,
     auth.require_admin(token, service.admin, "adding a dataset")
     check_name(task, "task")
     check_name(dataset, "dataset")
-    corpus = read(upload_name(filename, f"{dataset}.jsonl"), data)
+    name = upload_name(filename, f"{dataset}.jsonl")
+    corpus = read(name, data)
+    try:  # an id that an export's stats files could not hold
+        check_ids(corpus.ids)
+    except EvalprotoError as exc:
+        raise Invalid(f"{name}: {exc}") from None
     tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
     with store.writing(service.engine) as connection:
         row = store.task(connection, task)

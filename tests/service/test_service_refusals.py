@@ -212,6 +212,10 @@ DATASET_CASES = [
      "d2.jsonl: line 1: 'tags' must be a list of strings"),
     (b'{"answer": "x"}\n', "d2.jsonl: line 1: an example needs a 'uid' or an 'id'"),
     (b"", "d2.jsonl: the dataset has no examples"),
+    (b'{"id": "a\\tb", "answer": "x"}\n',
+     "d2.jsonl: segment id 'a\\tb' holds a tab or a line break"),
+    (b'{"id": "a", "answer": "x"}\n{"id": "b\\nc", "answer": "y"}\n',
+     "d2.jsonl: segment id 'b\\nc' holds a tab or a line break"),
 ]
 
 
