@@ -31,9 +31,9 @@ from evalproto.base.version import __version__
 from evalproto.service import actions, auth, pages, store
 from evalproto.service.boards import Boards
 from evalproto.service.context import MAX_UPLOAD, Service, Settings
-from evalproto.service.errors import Invalid, Refused, log_refusal
+from evalproto.service.errors import Invalid, NotFound, Refused, log_refusal
 from evalproto.service.jobs import Dispatcher, Workers
-from evalproto.service.names import check_name
+from evalproto.service.names import MAX_NUMBER, check_name
 from evalproto.sources.specs import MetricSpec
 
 __all__ = ["MAX_UPLOAD", "Prepared", "Service", "Settings", "create_app", "prepare"]
@@ -223,7 +223,7 @@ def _routes(app: FastAPI, service: Service) -> None:
     def add_dataset(task: str, dataset: str,
                     token: Optional[str] = Depends(_admin("adding a dataset")),
                     data: bytes = Depends(_body),
-                    round: Optional[int] = Query(None, ge=0),
+                    round: Optional[int] = Query(None, ge=0, le=MAX_NUMBER),
                     filename: Optional[str] = Query(None)) -> Dict[str, Any]:
         """Add a dataset to a task (admin): the body is its JSON Lines, rows {"uid" or
         "id", "answer": a reference or a list of references, "tags": [...]}."""
@@ -269,6 +269,8 @@ def _routes(app: FastAPI, service: Service) -> None:
     @app.get("/api/submissions/{submission}")
     def get_submission(submission: int) -> Dict[str, Any]:
         """One submission (a replaced one too) with its scores."""
+        if not 0 <= submission <= MAX_NUMBER:  # beyond the database's integers
+            raise NotFound(f"no submission {submission}")
         return boards.submission(submission)
 
     @app.get("/api/tasks/{task}/datasets/{dataset}/stats")

@@ -311,3 +311,26 @@ def test_a_json_body_is_small(tmp_path, start_server):
     assert response.status_code == 413, response.text
     assert "a JSON request's body is at most 262144 bytes" in response.json()["error"]
     assert server.request("GET", "/api").status_code == 200
+
+
+def test_numbers_out_of_range_or_not_ascii_are_refused_or_ignored(board):
+    """Rounds and ids beyond the database's integers, and digits that are not ASCII
+    ("²".isdigit() is true; int("²") fails), are refused in words, never a 500."""
+    server, tokens = board
+    for number in ("2147483648", "9223372036854775808", "99999999999999999999999"):
+        refused(server, "GET", f"/api/submissions/{number}", 404, f"no submission {number}")
+        refused(server, "POST", DATASET, 422, "round: Input should be less than or equal "
+                "to 2147483647", content=b'{"id": "a", "answer": "x"}\n',
+                params={"round": number})
+    refused(server, "GET", "/api/submissions/²", 422, "submission")
+    for params in ({"round": "²"}, {"submitted": "²"}, {"round": "99999999999"},
+                   {"submitted": "9223372036854775808"}):
+        response = server.request("GET", "/tasks/mt", params=params)
+        assert response.status_code == 200, (params, response.text)
+        assert "m1" in response.text
+    response = server.request("POST", "/tasks/mt/admin/datasets", None, data={
+        "token": ADMIN, "dataset": "d3", "round": "²"},
+        files={"file": ("d3.jsonl", b'{"id": "a", "answer": "x"}\n')})
+    assert response.status_code == 400, response.text
+    assert "round: &#39;²&#39; is not a whole number from 0 to 2147483647" in response.text
+    assert "Traceback" not in server.text()
