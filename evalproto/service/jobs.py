@@ -252,26 +252,50 @@ class Dispatcher:
                 job = store.claim(connection, self.server)
             if job is None:
                 return
-            with store.reading(self.engine) as connection:
-                scored_before = store.evaluations_of(
-                    connection, job.dataset_id, [job.predictions_id], job.signature)
-                if not scored_before:
-                    dataset = self._dataset(connection, job.dataset_id)
-                    predictions = store.predictions_data(connection, job.predictions_id)
-            if scored_before:  # the same predictions, dataset and signature: nothing to do
-                with store.writing(self.engine) as connection:
-                    store.finish(connection, job)
-                continue
-            spec = MetricSpec(job.kind, job.spec)
             try:
-                future = self.workers.submit_anew(
-                    score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
-                    (f"{job.model}.predictions.jsonl", predictions), self.timeout)
-            except Exception as exc:  # no worker to take it (a pool broken meanwhile)
-                future = Future()
-                future.set_exception(exc)
-            self._running[future] = job
-            future.add_done_callback(lambda _: self._wake.set())
+                self._send(job)
+            except Exception as exc:  # the database failed us: the job is not left running
+                self._release(job, exc)
+                raise
+
+    def _send(self, job: store.Job) -> None:
+        """Send a claimed job to a worker (or end it, if its scores are there)."""
+        with store.reading(self.engine) as connection:
+            scored_before = store.evaluations_of(
+                connection, job.dataset_id, [job.predictions_id], job.signature)
+            if not scored_before:
+                dataset = self._dataset(connection, job.dataset_id)
+                predictions = store.predictions_data(connection, job.predictions_id)
+        if scored_before:  # the same predictions, dataset and signature: nothing to do
+            with store.writing(self.engine) as connection:
+                store.finish(connection, job)
+            return
+        spec = MetricSpec(job.kind, job.spec)
+        try:
+            future = self.workers.submit_anew(
+                score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
+                (f"{job.model}.predictions.jsonl", predictions), self.timeout)
+        except Exception as exc:  # no worker to take it (a pool broken meanwhile)
+            future = Future()
+            future.set_exception(exc)
+        self._running[future] = job
+        future.add_done_callback(lambda _: self._wake.set())
+
+    def _release(self, job: store.Job, exc: Exception) -> None:
+        """A claimed job that could not be sent: queued again, or failed after
+        MAX_DEATHS attempts (a fault that does not pass); if the database cannot be
+        written either, a server that outlives this one queues it again."""
+        try:
+            with store.writing(self.engine) as connection:
+                if job.attempts < MAX_DEATHS:
+                    store.requeue(connection, [job.id])
+                else:
+                    store.fail(connection, job, f"it could not be sent to a worker on "
+                                                f"{job.attempts} attempts "
+                                                f"({type(exc).__name__}: {exc})")
+        except Exception as again:
+            log.error("job %d: it could not be queued again: %s: %s", job.id,
+                      type(again).__name__, again)
 
     def _dataset(self, connection: Any, dataset_id: int) -> bytes:
         """A dataset's bytes, from the few kept at hand (jobs come in runs)."""

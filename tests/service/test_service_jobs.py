@@ -341,3 +341,49 @@ def test_a_job_that_kills_every_worker_ends_failed(database, start_server, tmp_p
     assert entries[killer]["status"] == "failed"
     assert "died on each of its 3 attempts" in entries[killer]["message"]
     assert marker.read_text() == "killed\n" * 3
+
+
+def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
+                                                                      monkeypatch):
+    """The database fails between a job's claim and its start: the job is queued again
+    (and fails, saying why, once that has happened on each of its attempts)."""
+    from sqlalchemy.exc import OperationalError
+
+    from evalproto.service import jobs
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_task(connection, "mt", [store.MetricEntry(
+                "bleu", "in-process", "BLEU", "nrefs:1|bleu", True)], "bleu")
+            task = store.task(connection, "mt")
+            store.add_dataset(connection, task.id, "ds", None, b'{"id": "a", "answer": "x"}\n',
+                              1, 1)
+            store.add_team(connection, "lab-a", "0" * 64)
+            team = store.team_by_token(connection, "0" * 64)
+            dataset = store.dataset(connection, task.id, "ds")
+            store.submit(connection, task.id, team, "m", dataset.id, b'{"id": "a", "pred": "x"}\n')
+
+        def failing(connection: Any, predictions_id: int) -> bytes:
+            raise OperationalError("SELECT predictions", {}, Exception("connection lost"))
+
+        monkeypatch.setattr(store, "predictions_data", failing)
+
+        class NoWorkers:
+            capacity = 1
+
+        dispatcher = jobs.Dispatcher(engine, NoWorkers())  # type: ignore[arg-type]
+        for attempt in range(1, jobs.MAX_DEATHS + 1):
+            with pytest.raises(OperationalError):
+                dispatcher._take_jobs()
+            ((state, attempts, message),) = query(database, select(
+                store.jobs.c.state, store.jobs.c.attempts, store.jobs.c.message))
+            assert attempts == attempt
+            if attempt < jobs.MAX_DEATHS:
+                assert (state, message) == ("queued", None)
+        assert state == "failed"
+        assert message.startswith("it could not be sent to a worker on 3 attempts "
+                                  "(OperationalError: "), message
+    finally:
+        engine.dispose()
