@@ -340,6 +340,15 @@ def _insert_metric(connection: Connection, task_id: int, entry: MetricEntry) -> 
         metrics.c.task_id == task_id, metrics.c.spec == entry.spec)).scalar_one())
 
 
+def lock_task(connection: Connection, task_id: int) -> None:
+    """Hold the task's row until the transaction ends (PostgreSQL's SELECT ... FOR
+    UPDATE; SQLite's writers take turns anyway), so that a metric added and a
+    submission made at once each see the other: else the submission is queued for
+    the metrics it read, and the metric for the submissions it read, and neither
+    reads the other's, nor two metrics of one signature each other."""
+    connection.execute(select(tasks.c.id).where(tasks.c.id == task_id).with_for_update())
+
+
 def task(connection: Connection, name: str) -> Row:
     found = connection.execute(select(tasks).where(tasks.c.name == name)).first()
     if found is None:
@@ -364,6 +373,7 @@ def task_metrics(connection: Connection, task_id: int) -> List[Row]:
 def add_metric(connection: Connection, task_id: int, entry: MetricEntry) -> int:
     """Add a metric to a task and queue its scoring of every submission the task holds;
     the number of jobs queued."""
+    lock_task(connection, task_id)
     metric_id = _insert_metric(connection, task_id, entry)
     found = connection.execute(
         select(submissions.c.id).join(models, models.c.id == submissions.c.model_id)
@@ -424,6 +434,7 @@ def submit(connection: Connection, task_id: int, team: Row, model: str, dataset_
     """Record a submission of a team's model (made on its first submission) and queue
     its scoring under every metric of the task; (the submission's id, jobs queued).
     Predictions are kept once however often they are submitted."""
+    lock_task(connection, task_id)
     insert_new(connection, models, {"task_id": task_id, "team_id": team.id, "name": model,
                                     "created": now()}, ["task_id", "name"])
     owner = connection.execute(

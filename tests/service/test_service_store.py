@@ -170,3 +170,50 @@ def test_a_database_that_cannot_be_used_is_one_error_line(url, message, tmp_path
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ") and message in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_a_metric_added_while_a_submission_is_made_scores_it(database):
+    """add_metric's transaction open (the metric added, not yet committed) when a
+    submission comes: the submission waits for it, and is queued under the new metric
+    too (without the task's row locked, each read what the other had not committed,
+    and the pair was never scored)."""
+    import threading
+
+    from evalproto.service.store import MetricEntry
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_task(connection, "mt", [MetricEntry(
+                "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
+            task_id = store.task(connection, "mt").id
+            store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n',
+                              1, 1)
+            dataset_id = store.dataset(connection, task_id, "ds").id
+            store.add_team(connection, "lab-a", "0" * 64)
+            team = store.team_by_token(connection, "0" * 64)
+        submitted = threading.Event()
+
+        def submit() -> None:
+            with store.writing(engine) as connection:
+                store.submit(connection, task_id, team, "m", dataset_id,
+                             b'{"id": "a", "pred": "x"}\n')
+            submitted.set()
+
+        with store.writing(engine) as connection:
+            store.add_metric(connection, task_id, MetricEntry(
+                "chrf", "in-process", "chrF2", "chrf-signature", True))
+            thread = threading.Thread(target=submit)
+            thread.start()
+            # the submission waits for this transaction (SQLite: its write lock;
+            # PostgreSQL: the task's row), however long it is held
+            assert not submitted.wait(1.0)
+        thread.join(timeout=120)
+        assert submitted.is_set()
+        with store.reading(engine) as connection:
+            pairs = connection.execute(select(store.metrics.c.spec).join(
+                store.jobs, store.jobs.c.metric_id == store.metrics.c.id)).scalars().all()
+        assert sorted(pairs) == ["bleu", "chrf"]
+    finally:
+        engine.dispose()
