@@ -197,7 +197,9 @@ def export(task: str, dataset: str, directory: str, server: str,
         api.write_output(os.path.join(directory, f"{model}.stats"), text)
     click.echo(f"Wrote {len(texts)} stats files to {directory} ({', '.join(plan['metrics'])})."
                + (f" Not every model is scored yet with: {', '.join(plan['left_out'])}."
-                  if plan["left_out"] else ""))
+                  if plan["left_out"] else "")
+               + (f" Left out, their scoring failed: {', '.join(plan['failed_models'])}."
+                  if plan.get("failed_models") else ""))
 
 
 def _jobs(count: int) -> str:

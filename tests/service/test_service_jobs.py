@@ -5,6 +5,7 @@ earlier one stays readable, and predictions scored before are not scored again."
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -387,3 +388,70 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
                                   "(OperationalError: "), message
     finally:
         engine.dispose()
+
+
+def test_predictions_an_evaluator_command_cannot_take_are_refused(database, start_server,
+                                                                 tmp_path):
+    """A "|||" in a prediction would put the evaluator protocol out of step: refused at
+    submission when the task has an evaluator command (its job would fail). (A line
+    break is read as a space, and a lone surrogate is not JSON to the reader.)"""
+    evaluator = tmp_path / "evaluator.py"
+    evaluator.write_text(GATED_EVALUATOR)
+    server = start_server(database)
+    command = f"{sys.executable} {evaluator} {tmp_path / 'no-gate'}"
+    token = _board(server, tmp_path, [{"spec": "bleu"}, {"spec": command, "kind": "command"}])
+    hyps = lines("de-en.hyp.LT22.en")[:40]
+    for bad, said in (("a ||| b", "'|||'"), ("a|||b", "'|||'"), ("|||", "'|||'")):
+        rows = prediction_rows(hyps)
+        rows[3]["pred"] = bad
+        data = "".join(json.dumps(row) + "\n" for row in rows).encode()
+        response = server.request("POST", "/api/tasks/mt/datasets/ds/models/m", token,
+                                  content=data)
+        assert response.status_code == 400, (bad, response.text)
+        message = response.json()["error"]
+        assert message.startswith(f"m.jsonl: the prediction for id {rows[3]['id']!r} cannot "
+                                  f"be scored by the task's evaluator command"), message
+        assert said in message
+    assert server.ok("GET", "/api/tasks/mt/jobs")["queued"] == 0
+    assert count(server.url, store.submissions) == 0
+
+
+CRASHING_EVALUATOR = textwrap.dedent("""
+    import sys
+    for line in sys.stdin:
+        command, *fields = [field.strip() for field in line.split("|||")]
+        if command == "SCORE":
+            if "CRASH" in fields[-1]:
+                sys.exit(3)
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = repr(sum(float(number) for number in fields[0].split()))
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_server, tmp_path):
+    evaluator = tmp_path / "crashing.py"
+    evaluator.write_text(CRASHING_EVALUATOR)
+    server = start_server(database)
+    command = f"{sys.executable} {evaluator}"
+    token = _board(server, tmp_path, [{"spec": command, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    crashing = tmp_path / "crashing.en"
+    crashing.write_text("CRASH\n" + "\n".join(lines("de-en.hyp.Lan-Bridge.en")[1:]) + "\n")
+    predictions = jsonl(tmp_path / "m2.jsonl", prediction_rows(lines(str(crashing))[:40]))
+    server.ok("POST", "/api/tasks/mt/datasets/ds/models/m2", token,
+              content=predictions.read_bytes())
+    server.wait("mt")
+    assert server.ok("GET", "/api/tasks/mt/jobs")["failed"] == 1
+    plan = server.ok("GET", "/api/tasks/mt/datasets/ds/stats")
+    assert plan == {"models": ["m1"], "metrics": [command], "left_out": [],
+                    "failed_models": ["m2"]}
+    assert server.request("GET", "/api/tasks/mt/datasets/ds/stats/m1").status_code == 200
+    response = server.request("GET", "/tasks/mt/datasets/ds/report")
+    assert response.status_code == 200, response.text
+    result = server.board("export", "mt", "ds", "-o", str(tmp_path / "export"))
+    assert result.exit_code == 0, result.output
+    assert "Left out, their scoring failed: m2." in result.output
