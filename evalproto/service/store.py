@@ -203,13 +203,15 @@ def open_engine(url: URL) -> Engine:
     """An engine for the service's threads. SQLite gets write-ahead logging (readers
     never wait for the writer), waits for a lock instead of failing, and takes the
     write lock when a writing transaction begins (`writing`), so that two writers never
-    deadlock upgrading their read locks."""
+    deadlock upgrading their read locks. An error's message never shows the statement's
+    parameters (a token's hash, a team's predictions), which errors are logged with."""
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
+        return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True,
+                             hide_parameters=True)
     # as many connections as PostgreSQL's: the server's threads read at once, and a
     # connection opened beyond the pool is set up (its pragmas) and closed each time
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60},
-                           pool_size=10, max_overflow=30)
+                           pool_size=10, max_overflow=30, hide_parameters=True)
 
     @event.listens_for(engine, "connect")
     def connected(connection: Any, record: Any) -> None:

@@ -217,3 +217,23 @@ def test_a_metric_added_while_a_submission_is_made_scores_it(database):
         assert sorted(pairs) == ["bleu", "chrf"]
     finally:
         engine.dispose()
+
+
+def test_a_database_error_does_not_show_the_statements_parameters(database):
+    """Errors are logged with their message: no token hash, no uploaded text in it."""
+    from sqlalchemy.exc import IntegrityError
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        secret = "5ec7e7" * 10 + "abcd"
+        with store.writing(engine) as connection:
+            store.add_team(connection, "lab-a", secret)
+        with pytest.raises(IntegrityError) as raised:
+            with store.writing(engine) as connection:
+                store.add_team(connection, "lab-b", secret)  # the same token's hash
+        statement = str(raised.value).split("[SQL: ", 1)[1]  # PostgreSQL's DETAIL is before
+        assert secret not in statement
+        assert "hidden due to hide_parameters" in statement
+    finally:
+        engine.dispose()
