@@ -334,3 +334,15 @@ def test_numbers_out_of_range_or_not_ascii_are_refused_or_ignored(board):
     assert response.status_code == 400, response.text
     assert "round: &#39;²&#39; is not a whole number from 0 to 2147483647" in response.text
     assert "Traceback" not in server.text()
+
+
+def test_a_path_cannot_write_a_line_into_the_log(board):
+    """A path's control characters once decoded (%0C, a form feed, breaks a line for
+    many readers; %1B starts a terminal's escape) are escaped in the log."""
+    server, _ = board
+    path = "/api/x%0Crequest 000000000000: GET /forged -> 200: ok%1B[2K"
+    refused(server, "GET", path, 404, "no such resource")
+    text = server.text()
+    assert "\x0c" not in text and "\x1b" not in text
+    assert not any(line.startswith("request 000000000000") for line in text.splitlines())
+    assert "GET /api/x\\x0crequest 000000000000: GET /forged -> 200: ok\\x1b[2K -> 404" in text
