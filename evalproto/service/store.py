@@ -11,6 +11,7 @@ prediction file on one dataset, as one binary array, with the corpus score) and 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -208,6 +209,7 @@ def open_engine(url: URL) -> Engine:
     if url.get_backend_name() != "sqlite":
         return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True,
                              hide_parameters=True)
+    _create_private(Path(str(url.database)))
     # as many connections as PostgreSQL's: the server's threads read at once, and a
     # connection opened beyond the pool is set up (its pragmas) and closed each time
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60},
@@ -228,6 +230,17 @@ def open_engine(url: URL) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+def _create_private(path: Path) -> None:
+    """Create a SQLite database's file, if it is not there, readable by its owner only
+    (it holds every upload; its -wal and -shm files take its mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError:  # a directory that is not there: SQLite's error says so
+        pass
 
 
 @contextmanager

@@ -237,3 +237,10 @@ def test_a_database_error_does_not_show_the_statements_parameters(database):
         assert "hidden due to hide_parameters" in statement
     finally:
         engine.dispose()
+
+
+def test_a_new_sqlite_database_is_its_owners_only(tmp_path, start_server):
+    server = start_server(f"sqlite:///{tmp_path / 'board.db'}")
+    server.ok("POST", "/api/teams", json={"name": "lab-a"})
+    for name in ("board.db", "board.db-wal", "board.db-shm"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
