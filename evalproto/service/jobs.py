@@ -218,7 +218,8 @@ class Dispatcher:
         self._thread.join()
         with store.writing(self.engine) as connection:
             if self._running:
-                store.requeue(connection, [job.id for job in self._running.values()])
+                store.requeue(connection, [job.id for job in self._running.values()],
+                              self.server)
             store.unregister_server(connection, self.server)
         self._running.clear()
 
@@ -288,7 +289,7 @@ class Dispatcher:
         try:
             with store.writing(self.engine) as connection:
                 if job.attempts < MAX_DEATHS:
-                    store.requeue(connection, [job.id])
+                    store.requeue(connection, [job.id], self.server)
                 else:
                     store.fail(connection, job, f"it could not be sent to a worker on "
                                                 f"{job.attempts} attempts "
@@ -316,7 +317,7 @@ class Dispatcher:
             try:
                 with store.writing(self.engine) as connection:
                     if died and job.attempts < MAX_DEATHS:  # maybe another job's doing
-                        store.requeue(connection, [job.id])
+                        store.requeue(connection, [job.id], self.server)
                         log.warning("job %d: the worker process running it died; it is "
                                     "queued again", job.id)
                     elif died:

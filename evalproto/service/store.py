@@ -607,6 +607,7 @@ class Job:
     model: str
     task: str
     attempts: int
+    server: str  # the server that claimed it, and that alone ends it
 
 
 def claim(connection: Connection, server: str) -> Optional[Job]:
@@ -626,7 +627,7 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
         select(jobs.c.id, metrics.c.spec, metrics.c.kind, metrics.c.signature,
                submissions.c.dataset_id, datasets.c.name.label("dataset"),
                submissions.c.predictions_id, models.c.name.label("model"),
-               tasks.c.name.label("task"), jobs.c.attempts)
+               tasks.c.name.label("task"), jobs.c.attempts, jobs.c.server)
         .join(metrics, metrics.c.id == jobs.c.metric_id)
         .join(submissions, submissions.c.id == jobs.c.submission_id)
         .join(datasets, datasets.c.id == submissions.c.dataset_id)
@@ -652,13 +653,19 @@ def finish(connection: Connection, job: Job, rows: Optional[bytes] = None, segme
             "signature": job.signature, "segments": segments, "rows": rows,
             "score": score, "created": now()},
             ["dataset_id", "predictions_id", "signature"])
-    connection.execute(update(jobs).where(jobs.c.id == job.id).values(
+    connection.execute(update(jobs).where(*_claimed(job)).values(
         state=DONE, finished=now(), message=message))
 
 
 def fail(connection: Connection, job: Job, message: str) -> None:
-    connection.execute(update(jobs).where(jobs.c.id == job.id).values(
+    connection.execute(update(jobs).where(*_claimed(job)).values(
         state=FAILED, finished=now(), message=message))
+
+
+def _claimed(job: Job) -> Tuple[Any, ...]:
+    """The job's row while it is still running under its claim: a server taken for
+    dead, whose jobs another server has queued again and taken, ends none of them."""
+    return jobs.c.id == job.id, jobs.c.state == RUNNING, jobs.c.server == job.server
 
 
 # -- servers ------------------------------------------------------------------------------
@@ -701,8 +708,9 @@ def requeue_orphans(connection: Connection, alive: Callable[[Row], bool]) -> int
     return len(orphans)
 
 
-def requeue(connection: Connection, job_ids: Sequence[int]) -> None:
-    """Queue these running jobs again (their server is stopping)."""
+def requeue(connection: Connection, job_ids: Sequence[int], server: str) -> None:
+    """Queue these running jobs of `server` again (it is stopping, or could not run
+    them); those another server has taken meanwhile are left alone."""
     connection.execute(update(jobs).where(jobs.c.id.in_(list(job_ids)),
-                                          jobs.c.state == RUNNING)
+                                          jobs.c.state == RUNNING, jobs.c.server == server)
                        .values(state=QUEUED, started=None, server=None))

@@ -244,3 +244,44 @@ def test_a_new_sqlite_database_is_its_owners_only(tmp_path, start_server):
     server.ok("POST", "/api/teams", json={"name": "lab-a"})
     for name in ("board.db", "board.db-wal", "board.db-shm"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
+
+
+def test_a_server_taken_for_dead_ends_none_of_the_jobs_taken_over(database):
+    """Server A's job is queued again (A's heart stopped) and taken by B: A's late
+    finish, failure or requeue leaves it B's and running."""
+    from evalproto.service.store import MetricEntry
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_task(connection, "mt", [MetricEntry(
+                "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
+            task_id = store.task(connection, "mt").id
+            store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n',
+                              1, 1)
+            store.add_team(connection, "lab-a", "0" * 64)
+            team = store.team_by_token(connection, "0" * 64)
+            dataset_id = store.dataset(connection, task_id, "ds").id
+            store.submit(connection, task_id, team, "m", dataset_id, b'{"id": "a", "pred": "x"}\n')
+            for server in ("a" * 32, "b" * 32):
+                store.register_server(connection, server, "here", 1)
+            late = store.claim(connection, "a" * 32)
+            assert late is not None
+            assert store.requeue_orphans(connection, lambda row: row.server != "a" * 32) == 1
+            taken = store.claim(connection, "b" * 32)
+            assert taken is not None and taken.id == late.id
+        for end in (lambda connection: store.finish(connection, late, b"\0" * 8, 1, 1.0),
+                    lambda connection: store.fail(connection, late, "late"),
+                    lambda connection: store.requeue(connection, [late.id], "a" * 32)):
+            with store.writing(engine) as connection:
+                end(connection)
+            with store.reading(engine) as connection:
+                row = connection.execute(select(store.jobs)).one()
+            assert (row.state, row.server, row.message) == ("running", "b" * 32, None)
+        with store.writing(engine) as connection:
+            store.fail(connection, taken, "its own")
+        with store.reading(engine) as connection:
+            assert connection.execute(select(store.jobs.c.state)).scalar_one() == "failed"
+    finally:
+        engine.dispose()
