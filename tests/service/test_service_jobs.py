@@ -455,3 +455,25 @@ def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_serve
     result = server.board("export", "mt", "ds", "-o", str(tmp_path / "export"))
     assert result.exit_code == 0, result.output
     assert "Left out, their scoring failed: m2." in result.output
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_leaderboard_wait_gives_up_after_its_timeout(database, start_server, tmp_path):
+    gate = tmp_path / "gate"
+    gate.touch()
+    evaluator = tmp_path / "gated.py"
+    evaluator.write_text(GATED_EVALUATOR)
+    server = start_server(database)
+    command = f"{sys.executable} {evaluator} {gate}"
+    token = _board(server, tmp_path, [{"spec": command, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    until((tmp_path / "gate.reached").exists, "the job to start")
+    result = server.board("leaderboard", "mt", "--wait", "--wait-timeout", "0.5")
+    assert result.exit_code == 1, result.output
+    assert "the jobs of 'mt' did not end within 0.5 s (0 queued, 1 running)" in result.output
+    gate.unlink()
+    result = server.board("leaderboard", "mt", "--wait", "--wait-timeout", "120")
+    assert result.exit_code == 0, result.output
+    assert "m1" in result.output
+    result = server.board("leaderboard", "mt", "--wait-timeout", "5")
+    assert result.exit_code == 2 and "--wait-timeout goes with --wait" in result.output
