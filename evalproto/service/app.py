@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalproto.base.errors import EvalprotoError, SetupError
@@ -31,7 +32,7 @@ from evalproto.base.version import __version__
 from evalproto.service import actions, auth, pages, store
 from evalproto.service.boards import Boards
 from evalproto.service.context import MAX_UPLOAD, Service, Settings
-from evalproto.service.errors import Invalid, NotFound, Refused, log_refusal
+from evalproto.service.errors import Invalid, NotFound, Refused, escaped, log_refusal
 from evalproto.service.jobs import Dispatcher, Workers
 from evalproto.service.names import MAX_NUMBER, check_name
 from evalproto.sources.specs import MetricSpec
@@ -346,6 +347,10 @@ def _handle_errors(app: FastAPI) -> None:
         request.state.request_id = secrets.token_hex(6)
         try:
             response = await call_next(request)
+        except ClientDisconnect:  # no one to answer, and no fault of the server's
+            log.info("request %s: %s %s: the client went away before its body ended",
+                     request.state.request_id, request.method, escaped(request.url.path))
+            response = Response(status_code=400)
         except Exception as exc:  # a bug: one line in the log, no traceback in the answer
             if os.environ.get("EVALPROTO_TRACEBACK"):
                 log.exception("request %s", request.state.request_id)

@@ -55,11 +55,11 @@ def log_refusal(request_id: str, method: str, path: str, status: int, message: s
     path is the request's, decoded (%0A is a line break): its control characters are
     escaped, so that no request can write a line of its own into the log."""
     log.log(logging.ERROR if status >= 500 else logging.WARNING, "request %s: %s %s -> %d: %s",
-            request_id, _escaped(method), _escaped(path), status,
-            _escaped(" ".join(message.split())))
+            request_id, escaped(method), escaped(path), status,
+            escaped(" ".join(message.split())))
 
 
-def _escaped(text: str) -> str:
+def escaped(text: str) -> str:
     """`text` with control characters (and lone surrogates) written as escapes."""
     return "".join(character if character.isprintable() or character == " "
                    else character.encode("unicode_escape", "backslashreplace").decode("ascii")

@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, func, select
 
 from evalproto.service import store
 
-from .conftest import ADMIN, Server, dataset_rows, jsonl, lines
+from .conftest import ADMIN, Server, dataset_rows, jsonl, lines, until
 
 MAX_UPLOAD = 50_000
 
@@ -346,3 +346,21 @@ def test_a_path_cannot_write_a_line_into_the_log(board):
     assert "\x0c" not in text and "\x1b" not in text
     assert not any(line.startswith("request 000000000000") for line in text.splitlines())
     assert "GET /api/x\\x0crequest 000000000000: GET /forged -> 200: ok\\x1b[2K -> 404" in text
+
+
+def test_a_client_that_goes_away_mid_upload_is_no_server_error(board):
+    """A body cut short by its client: one line at INFO, no ERROR, no 500."""
+    import socket
+    import time
+
+    server, tokens = board
+    host, port = server.address.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall((f"POST {SUBMIT} HTTP/1.1\r\nHost: {host}\r\n"
+                            f"Authorization: Bearer {tokens['lab-a']}\r\n"
+                            f"Content-Length: 40000\r\n\r\n").encode() + b'{"id": "s1", ')
+        time.sleep(0.5)  # the server is reading the body
+    until(lambda: "the client went away before its body ended" in server.text(),
+          "the server to see the client go")
+    assert "-> 500" not in server.text() and "ClientDisconnect" not in server.text()
+    assert server.request("GET", "/api").status_code == 200
