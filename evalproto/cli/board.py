@@ -153,16 +153,27 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
               show_default=True, help="Decimals of the scores in the text table.")
 @click.option("--wait", is_flag=True,
               help="First wait until no job of the task is queued or running.")
+@click.option("--wait-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="With --wait: give up after this long (exit status 1). [default: "
+                   "wait for as long as it takes]")
 @server_options
 @reports_errors
 def leaderboard(task: str, dataset: Optional[str], output_format: str, width: int,
-                wait: bool, server: str, token: Optional[str]) -> None:
+                wait: bool, wait_timeout: Optional[float], server: str,
+                token: Optional[str]) -> None:
     """Print a task's leaderboard (of one dataset, or of all): every model's score with
     its 95% bootstrap interval, its rank range from the all-pairs test, and its
     per-tag scores, sorted by the task's perf metric."""
     with _client(server, token) as client:
+        if wait_timeout is not None and not wait:
+            raise click.UsageError("--wait-timeout goes with --wait")
         if wait:
-            client.wait(task)
+            left = client.wait(task, wait_timeout)
+            if left is not None:
+                raise click.ClickException(
+                    f"the jobs of {task!r} did not end within {wait_timeout:g} s "
+                    f"({left['queued']} queued, {left['running']} running)")
         board = client.leaderboard(task, dataset)
     if output_format == "json":
         text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
@@ -197,7 +208,9 @@ def export(task: str, dataset: str, directory: str, server: str,
         api.write_output(os.path.join(directory, f"{model}.stats"), text)
     click.echo(f"Wrote {len(texts)} stats files to {directory} ({', '.join(plan['metrics'])})."
                + (f" Not every model is scored yet with: {', '.join(plan['left_out'])}."
-                  if plan["left_out"] else ""))
+                  if plan["left_out"] else "")
+               + (f" Left out, their scoring failed: {', '.join(plan['failed_models'])}."
+                  if plan.get("failed_models") else ""))
 
 
 def _jobs(count: int) -> str:

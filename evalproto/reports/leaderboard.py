@@ -99,15 +99,23 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
         failed = [entry for entry in dataset["entries"] if entry["status"] == "failed"]
         lines += [f"{escape(entry['model'])}, {escape(entry['metric'])}: failed: "
                   f"{escape(entry.get('message') or '')}" for entry in failed]
-    signatures: Dict[str, str] = {}
+    # a signature holds the dataset's references' count: it may differ between datasets
+    signatures: Dict[str, Dict[str, List[str]]] = {}
     for dataset in board["datasets"]:
         for entry in dataset["entries"]:
             if entry.get("signature"):
-                signatures.setdefault(entry["metric"], entry["signature"])
+                found = signatures.setdefault(entry["metric"], {}).setdefault(
+                    entry["signature"], [])
+                if dataset["dataset"] not in found:
+                    found.append(dataset["dataset"])
     if signatures:
         lines.append("")
-        lines += [f"{escape(metric)}: {escape(signature)}"
-                  for metric, signature in signatures.items()]
+        for metric, kinds in signatures.items():
+            if len(kinds) == 1:
+                lines.append(f"{escape(metric)}: {escape(next(iter(kinds)))}")
+                continue
+            lines += [f"{escape(metric)} on {escape(', '.join(datasets))}: {escape(signature)}"
+                      for signature, datasets in kinds.items()]
         lines += ["±: half the width of the score's 95% bootstrap interval. Rank: the "
                   "places of the model's cluster",
                   f"by the ranking metric, models that the all-pairs paired bootstrap does "

@@ -8,12 +8,15 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from evalproto.api.board import read_upload
-from evalproto.base.errors import EvalprotoError
+from evalproto.base.errors import EvalprotoError, InputError
+from evalproto.base.items import Item
+from evalproto.reports.statsfiles import check_ids
 from evalproto.service import auth, store
 from evalproto.service.context import Service
 from evalproto.service.errors import Invalid
 from evalproto.service.names import check_name, upload_name
 from evalproto.sources.specs import MetricSpec
+from evalproto.wire.protocol import format_score_requests
 
 
 def add_metric(service: Service, token: Optional[str], task: str,
@@ -39,7 +42,12 @@ def add_dataset(service: Service, token: Optional[str], task: str, dataset: str,
     auth.require_admin(token, service.admin, "adding a dataset")
     check_name(task, "task")
     check_name(dataset, "dataset")
-    corpus = read(upload_name(filename, f"{dataset}.jsonl"), data)
+    name = upload_name(filename, f"{dataset}.jsonl")
+    corpus = read(name, data)
+    try:  # an id that an export's stats files could not hold
+        check_ids(corpus.ids)
+    except EvalprotoError as exc:
+        raise Invalid(f"{name}: {exc}") from None
     tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
     with store.writing(service.engine) as connection:
         row = store.task(connection, task)
@@ -59,15 +67,30 @@ def submit(service: Service, token: Optional[str], task: str, dataset: str, mode
         row = store.task(connection, task)
         found = store.dataset(connection, row.id, dataset)
         dataset_bytes = store.dataset_data(connection, found.id)
+        metrics = store.task_metrics(connection, row.id)
     name = upload_name(filename, f"{model}.jsonl")
     if name == f"{dataset}.jsonl":
         name = f"predictions {name}"
-    read(f"{dataset}.jsonl", dataset_bytes, (name, data))
+    corpus = read(f"{dataset}.jsonl", dataset_bytes, (name, data))
+    if any(metric.kind == "command" for metric in metrics):
+        check_sendable(name, corpus)
     with store.writing(service.engine) as connection:
         submission, queued = store.submit(connection, row.id, team, model, found.id, data)
     service.wake()
     return {"submission": submission, "task": task, "dataset": dataset, "model": model,
             "team": team.name, "predictions": found.examples, "queued": queued}
+
+
+def check_sendable(name: str, corpus: Any) -> None:
+    """Refuse predictions that an evaluator command's protocol cannot carry (a newline,
+    "|||", a lone surrogate): their job would fail."""
+    hyps = next(iter(corpus.systems.values()))
+    try:
+        format_score_requests([Item(tuple(refs), hyp) for refs, hyp in zip(corpus.refs, hyps)])
+    except InputError as exc:
+        where = f"id {corpus.ids[exc.item]!r}" if exc.item is not None else "a prediction"
+        raise Invalid(f"{name}: the prediction for {where} cannot be scored by the task's "
+                      f"evaluator command: {exc.problem}") from None
 
 
 def read(name: str, data: bytes, predictions: Optional[Tuple[str, bytes]] = None) -> Any:

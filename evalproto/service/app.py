@@ -21,9 +21,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Literal,
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalproto.base.errors import EvalprotoError, SetupError
@@ -31,9 +32,9 @@ from evalproto.base.version import __version__
 from evalproto.service import actions, auth, pages, store
 from evalproto.service.boards import Boards
 from evalproto.service.context import MAX_UPLOAD, Service, Settings
-from evalproto.service.errors import Invalid, Refused, log_refusal
+from evalproto.service.errors import Invalid, NotFound, Refused, escaped, log_refusal
 from evalproto.service.jobs import Dispatcher, Workers
-from evalproto.service.names import check_name
+from evalproto.service.names import MAX_NUMBER, check_name
 from evalproto.sources.specs import MetricSpec
 
 __all__ = ["MAX_UPLOAD", "Prepared", "Service", "Settings", "create_app", "prepare"]
@@ -53,15 +54,25 @@ class MetricIn(BaseModel):
     kind: Literal["in-process", "command"] = "in-process"
 
 
+MAX_METRICS = 64
+"""The most metrics a task is added with (more can be added one by one)."""
+MAX_JSON = 256 << 10
+"""The bound of a JSON request's body (a task of MAX_METRICS long specs fits): far
+below --max-upload, which is for uploaded files."""
+SHOWN_PROBLEMS = 3
+"""The validation problems a 422 answer names (the rest are counted)."""
+
+
 class TaskIn(BaseModel):
-    name: str
-    metrics: List[MetricIn] = Field(min_length=1)
-    perf: Optional[str] = Field(None, description="The spec of the metric that ranks "
-                                                  "models (default: the first)")
+    name: str = Field(max_length=1000)  # check_name says what a name may be
+    metrics: List[MetricIn] = Field(min_length=1, max_length=MAX_METRICS)
+    perf: Optional[str] = Field(None, max_length=1000,
+                                description="The spec of the metric that ranks models "
+                                            "(default: the first)")
 
 
 class TeamIn(BaseModel):
-    name: str
+    name: str = Field(max_length=1000)
 
 
 # -- the application -------------------------------------------------------------------------
@@ -102,12 +113,61 @@ def create_app(service: Service) -> FastAPI:
     return app
 
 
-async def _bearer(request: Request) -> Optional[str]:
-    return auth.bearer(request.headers.get("authorization"))
-
-
 async def _body(request: Request) -> bytes:
+    """An upload's bytes (bounded by BoundedBodies). Declared after the token's check in
+    a route's parameters, so that no one without a token has a body read."""
     return await request.body()
+
+
+def _admin(action: str) -> Callable[..., Awaitable[Optional[str]]]:
+    """A dependency that refuses anyone but the admin, before the body is read."""
+
+    async def admin(request: Request) -> Optional[str]:
+        token = auth.bearer(request.headers.get("authorization"))
+        auth.require_admin(token, request.app.state.service.admin, action)
+        return token
+
+    return admin
+
+
+def _team(request: Request) -> Optional[str]:
+    """A dependency that refuses any token but a team's, before the body is read."""
+    token = auth.bearer(request.headers.get("authorization"))
+    service: Service = request.app.state.service
+    auth.team_of(service.engine, token, service.admin)
+    return token
+
+
+def _json(model: Any) -> Callable[..., Awaitable[Any]]:
+    """A dependency reading a JSON body of at most MAX_JSON bytes into `model`, after the
+    dependencies before it (the token's check): FastAPI would read a model parameter's
+    body before any of them."""
+
+    async def parse(request: Request) -> Any:
+        limit = min(MAX_JSON, request.app.state.service.settings.max_upload)
+        data = bytearray()
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > limit:
+                raise StarletteHTTPException(413, f"a JSON request's body is at most "
+                                                  f"{limit} bytes")
+        try:
+            return model.model_validate_json(bytes(data))
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False)) from None
+
+    return parse
+
+
+def _json_body(model: Any) -> Dict[str, Any]:
+    """The OpenAPI description of a route's JSON body (read by `_json`)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": model.model_json_schema()}}}}
+
+
+_TASK_BODY = Depends(_json(TaskIn))
+_METRIC_BODY = Depends(_json(MetricIn))
+_TEAM_BODY = Depends(_json(TeamIn))
 
 
 def _routes(app: FastAPI, service: Service) -> None:
@@ -124,10 +184,10 @@ def _routes(app: FastAPI, service: Service) -> None:
         """Every task with its metrics and datasets."""
         return actions.all_tasks(service)
 
-    @app.post("/api/tasks", status_code=201)
-    def add_task(body: TaskIn, token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+    @app.post("/api/tasks", status_code=201, openapi_extra=_json_body(TaskIn))
+    def add_task(token: Optional[str] = Depends(_admin("adding a task")),
+                 body: TaskIn = _TASK_BODY) -> Dict[str, Any]:
         """Add a task with its metrics (admin)."""
-        auth.require_admin(token, service.admin, "adding a task")
         check_name(body.name, "task")
         specs = [MetricSpec(metric.kind, metric.spec) for metric in body.metrics]
         repeated = [spec.spec for spec in specs if specs.count(spec) > 1]
@@ -153,17 +213,19 @@ def _routes(app: FastAPI, service: Service) -> None:
             record["jobs"] = store.job_counts(connection, row.id)
         return record
 
-    @app.post("/api/tasks/{task}/metrics", status_code=201)
-    def add_metric(task: str, body: MetricIn,
-                   token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+    @app.post("/api/tasks/{task}/metrics", status_code=201,
+              openapi_extra=_json_body(MetricIn))
+    def add_metric(task: str, token: Optional[str] = Depends(_admin("adding a metric")),
+                   body: MetricIn = _METRIC_BODY) -> Dict[str, Any]:
         """Add a metric to a task (admin): every stored submission is queued for it."""
         return actions.add_metric(service, token, task, MetricSpec(body.kind, body.spec))
 
     @app.post("/api/tasks/{task}/datasets/{dataset}", status_code=201)
-    def add_dataset(task: str, dataset: str, data: bytes = Depends(_body),
-                    round: Optional[int] = Query(None, ge=0),
-                    filename: Optional[str] = Query(None),
-                    token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+    def add_dataset(task: str, dataset: str,
+                    token: Optional[str] = Depends(_admin("adding a dataset")),
+                    data: bytes = Depends(_body),
+                    round: Optional[int] = Query(None, ge=0, le=MAX_NUMBER),
+                    filename: Optional[str] = Query(None)) -> Dict[str, Any]:
         """Add a dataset to a task (admin): the body is its JSON Lines, rows {"uid" or
         "id", "answer": a reference or a list of references, "tags": [...]}."""
         return actions.add_dataset(service, token, task, dataset, data, round, filename)
@@ -176,9 +238,9 @@ def _routes(app: FastAPI, service: Service) -> None:
         return actions.dataset_record(found)
 
     @app.post("/api/tasks/{task}/datasets/{dataset}/models/{model}", status_code=201)
-    def submit(task: str, dataset: str, model: str, data: bytes = Depends(_body),
-               filename: Optional[str] = Query(None),
-               token: Optional[str] = Depends(_bearer)) -> Dict[str, Any]:
+    def submit(task: str, dataset: str, model: str, token: Optional[str] = Depends(_team),
+               data: bytes = Depends(_body),
+               filename: Optional[str] = Query(None)) -> Dict[str, Any]:
         """Submit a model's predictions on a dataset (the team's token): the body is
         JSON Lines, rows {"id", "pred"}, one per example of the dataset."""
         return actions.submit(service, token, task, dataset, model, data, filename)
@@ -208,6 +270,8 @@ def _routes(app: FastAPI, service: Service) -> None:
     @app.get("/api/submissions/{submission}")
     def get_submission(submission: int) -> Dict[str, Any]:
         """One submission (a replaced one too) with its scores."""
+        if not 0 <= submission <= MAX_NUMBER:  # beyond the database's integers
+            raise NotFound(f"no submission {submission}")
         return boards.submission(submission)
 
     @app.get("/api/tasks/{task}/datasets/{dataset}/stats")
@@ -223,10 +287,10 @@ def _routes(app: FastAPI, service: Service) -> None:
         return boards.stats_file(check_name(task, "task"), check_name(dataset, "dataset"),
                                  check_name(model, "model"))
 
-    @app.post("/api/teams", status_code=201)
-    def add_team(body: TeamIn, token: Optional[str] = Depends(_bearer)) -> Dict[str, str]:
+    @app.post("/api/teams", status_code=201, openapi_extra=_json_body(TeamIn))
+    def add_team(token: Optional[str] = Depends(_admin("adding a team")),
+                 body: TeamIn = _TEAM_BODY) -> Dict[str, str]:
         """Add a team (admin); the answer holds its token, shown this once."""
-        auth.require_admin(token, service.admin, "adding a team")
         check_name(body.name, "team")
         team_token = auth.new_token()
         with store.writing(service.engine) as connection:
@@ -260,10 +324,15 @@ def _handle_errors(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        """The first few problems (a huge body may have a great many), each cut short."""
+        errors = exc.errors()
         problems = []
-        for error in exc.errors():
+        for error in errors[:SHOWN_PROBLEMS]:
             where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-            problems.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+            said = str(error.get("msg"))[:200]
+            problems.append(f"{where[:200]}: {said}" if where else said)
+        if len(errors) > SHOWN_PROBLEMS:
+            problems.append(f"and {len(errors) - SHOWN_PROBLEMS} more problems")
         return _answer(request, 422, "; ".join(problems) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
@@ -278,6 +347,10 @@ def _handle_errors(app: FastAPI) -> None:
         request.state.request_id = secrets.token_hex(6)
         try:
             response = await call_next(request)
+        except ClientDisconnect:  # no one to answer, and no fault of the server's
+            log.info("request %s: %s %s: the client went away before its body ended",
+                     request.state.request_id, request.method, escaped(request.url.path))
+            response = Response(status_code=400)
         except Exception as exc:  # a bug: one line in the log, no traceback in the answer
             if os.environ.get("EVALPROTO_TRACEBACK"):
                 log.exception("request %s", request.state.request_id)

@@ -204,7 +204,7 @@ class Boards:
         """standings_of(*arguments) in a worker process, or here without one."""
         workers = self._workers
         if workers is not None:
-            return workers.submit(standings_of, *arguments)
+            return workers.submit_anew(standings_of, *arguments)
         done: Future = Future()
         done.set_result(standings_of(*arguments))
         return done
@@ -225,10 +225,8 @@ class Boards:
             for future, (_, _, item) in zip(running, mine):
                 try:
                     results.append(future.result())
-                except BrokenProcessPool:  # a worker died: from now on, here
-                    log.error("a leaderboard process died; standings are computed in "
-                              "the server's threads from now on")
-                    self._workers = None
+                except BrokenProcessPool:  # a worker died: new workers, and once more
+                    log.error("a leaderboard process died; its workers are started anew")
                     results.append(self._submit(self._arguments(item, stored)).result())
         except BaseException as exc:  # those waiting for them learn why
             with self._lock:
@@ -369,16 +367,17 @@ class Boards:
         submission, under every metric all of them have been scored with."""
         with store.reading(self.engine) as connection:
             plan = self._export_plan(connection, task_name, dataset_name)
-        _, _, _, current, chosen, left_out = plan
+        _, _, _, current, chosen, left_out, failed = plan
         return {"models": [row.model for row in current],
-                "metrics": [metric.spec for metric in chosen], "left_out": left_out}
+                "metrics": [metric.spec for metric in chosen], "left_out": left_out,
+                "failed_models": failed}
 
     def stats_file(self, task_name: str, dataset_name: str, model_name: str) -> str:
         """The stats file of a model's current submission on a dataset, under the
         export's metrics (see `export`)."""
         with store.reading(self.engine) as connection:
             plan = self._export_plan(connection, task_name, dataset_name)
-            dataset, text, evaluations, current, chosen, _ = plan
+            dataset, text, evaluations, current, chosen, _, _ = plan
             row = next((row for row in current if row.model == model_name), None)
             if row is None:
                 raise NotFound(f"the model {model_name!r} has no submission on "
@@ -393,20 +392,37 @@ class Boards:
 
     def _export_plan(self, connection: Connection, task_name: str, dataset_name: str
                      ) -> Tuple[Row, DatasetText, Dict[int, Dict[int, Row]], List[Row],
-                                List[Row], List[str]]:
+                                List[Row], List[str], List[str]]:
+        """What an export holds: the current submissions under the metrics that scored
+        all of them. When no metric has, the models a job of which failed are left out
+        (the last value), since waiting would not score them."""
         task = store.task(connection, task_name)
         dataset = store.dataset(connection, task.id, dataset_name)
         metric_rows = store.task_metrics(connection, task.id)
-        _, text, current, _, evaluations = self._gather(connection, dataset, metric_rows)
+        _, text, current, states, evaluations = self._gather(connection, dataset, metric_rows)
         if not current:
             raise Conflict(f"no model has submitted to {dataset_name!r} yet")
-        chosen = [metric for metric in metric_rows
-                  if all(row.predictions_id in evaluations[metric.id] for row in current)]
+
+        def scoring_all(rows: List[Row]) -> List[Row]:
+            return [metric for metric in metric_rows
+                    if all(row.predictions_id in evaluations[metric.id] for row in rows)]
+
+        chosen, failed = scoring_all(current), []
+        if not chosen:
+            failed = [row.model for row in current if any(
+                job.state == store.FAILED for (submission, _), job in states.items()
+                if submission == row.id)]
+            current = [row for row in current if row.model not in failed]
+            if not current:
+                raise Conflict(f"the scoring of every model's submission to "
+                               f"{dataset_name!r} failed ({', '.join(failed)}): see "
+                               f"evalproto board leaderboard {task_name}")
+            chosen = scoring_all(current)
         if not chosen:
             raise Conflict(f"no metric has scored every submission to {dataset_name!r} yet "
                            f"(wait with: evalproto board leaderboard {task_name} --wait)")
         left_out = [metric.spec for metric in metric_rows if metric not in chosen]
-        return dataset, text, evaluations, current, chosen, left_out
+        return dataset, text, evaluations, current, chosen, left_out, failed
 
     # -- report pages --------------------------------------------------------------------
 
@@ -418,7 +434,7 @@ class Boards:
         (section,) = self.leaderboard(task_name, dataset_name)["datasets"]
         order = list(dict.fromkeys(entry["model"] for entry in section["entries"]))
         with store.reading(self.engine) as connection:
-            dataset, text, evaluations, current, chosen, _ = self._export_plan(
+            dataset, text, evaluations, current, chosen, _, _ = self._export_plan(
                 connection, task_name, dataset_name)
         current = sorted(current, key=lambda row: order.index(row.model)
                          if row.model in order else len(order))
@@ -444,7 +460,7 @@ class Boards:
                 arguments = (specs, rows, text.ids, text.tags, text.nrefs, self.samples,
                              self.seed)
                 workers = self._workers
-                page = (workers.submit(report_page, *arguments).result()
+                page = (workers.submit_anew(report_page, *arguments).result()
                         if workers is not None else report_page(*arguments))
                 future.set_result(page)
             except BaseException as exc:  # those waiting learn why; the next one tries again

@@ -101,13 +101,18 @@ class Client:
     def jobs(self, task: str) -> Dict[str, int]:
         return self._json("GET", f"/api/tasks/{_q(task)}/jobs")
 
-    def wait(self, task: str) -> None:
-        """Until no job of the task is queued or running."""
+    def wait(self, task: str, timeout: Optional[float] = None) -> Optional[Dict[str, int]]:
+        """Until no job of the task is queued or running (None), or for at most
+        `timeout` seconds: then the jobs by state."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             counts = self.jobs(task)
             if not counts["queued"] and not counts["running"]:
-                return
-            time.sleep(WAIT_POLL)
+                return None
+            if deadline is not None and time.monotonic() >= deadline:
+                return counts
+            time.sleep(WAIT_POLL if deadline is None
+                       else max(0.0, min(WAIT_POLL, deadline - time.monotonic())))
 
     def export(self, task: str, dataset: str) -> Dict[str, Any]:
         return self._json("GET", f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/stats")

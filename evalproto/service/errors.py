@@ -51,6 +51,16 @@ class Conflict(Refused):
 
 
 def log_refusal(request_id: str, method: str, path: str, status: int, message: str) -> None:
-    """The one line an error leaves in the server's log, with the request's id."""
+    """The one line an error leaves in the server's log, with the request's id. The
+    path is the request's, decoded (%0A is a line break): its control characters are
+    escaped, so that no request can write a line of its own into the log."""
     log.log(logging.ERROR if status >= 500 else logging.WARNING, "request %s: %s %s -> %d: %s",
-            request_id, method, path, status, " ".join(message.split()))
+            request_id, escaped(method), escaped(path), status,
+            escaped(" ".join(message.split())))
+
+
+def escaped(text: str) -> str:
+    """`text` with control characters (and lone surrogates) written as escapes."""
+    return "".join(character if character.isprintable() or character == " "
+                   else character.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for character in text)

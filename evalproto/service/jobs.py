@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import queue
 import secrets
 import socket
 import threading
@@ -42,6 +43,10 @@ IDLE_POLL = 1.0
 same database may queue jobs)."""
 BEAT_SECONDS = 5.0
 """Seconds between heartbeats (see store.servers)."""
+MAX_DEATHS = 3
+"""Attempts a job has before a worker's death while it runs fails it: a job that was
+merely running beside one that killed its worker is run again, but one that kills
+every worker it runs in must end."""
 
 
 def _start_worker(parent: int) -> None:
@@ -58,6 +63,8 @@ class Workers:
         self._stack = ExitStack()
         self._client: Any = None
         self._pool: Optional[ProcessPoolExecutor] = None
+        self._restarting = threading.Lock()
+        self._keeper: Optional[queue.Queue] = None
         self.jobs = jobs
         if scheduler:
             from evalproto.sources.dask import connect
@@ -94,11 +101,45 @@ class Workers:
         remote.add_done_callback(finished)
         return done
 
-    def restart(self) -> None:
-        """New local workers after one died (the pool is then broken)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._start_pool()
+    def submit_anew(self, function: Callable[..., Any], *args: Any) -> Future:
+        """`submit`, on a new pool if the pool was broken (a worker died)."""
+        try:
+            return self.submit(function, *args)
+        except BrokenProcessPool:
+            self.restart(only_broken=True)
+            return self.submit(function, *args)
+
+    def restart(self, only_broken: bool = False) -> None:
+        """New local workers after one died (the pool is then broken); with
+        `only_broken`, only if the pool is broken still (another thread may have
+        restarted it meanwhile)."""
+        with self._restarting:
+            if self._pool is not None and (not only_broken
+                                           or getattr(self._pool, "_broken", False)):
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._in_keeper(self._start_pool)
+
+    def _in_keeper(self, action: Callable[[], None]) -> None:
+        """Run `action` in a thread that lives as long as the server: a worker is killed
+        when the thread that started it ends (die_with_parent), and the thread asking for
+        new workers may be a request's, which ends when idle."""
+        if self._keeper is None:
+            self._keeper = queue.Queue()
+            threading.Thread(target=self._keep, args=(self._keeper,), daemon=True,
+                             name="evalproto-workers").start()
+        done: Future = Future()
+        self._keeper.put((action, done))
+        done.result()
+
+    @staticmethod
+    def _keep(requests: queue.Queue) -> None:
+        while True:
+            action, done = requests.get()
+            try:
+                action()
+                done.set_result(None)
+            except BaseException as exc:  # the caller learns of it
+                done.set_exception(exc)
 
     def close(self) -> None:
         """End the workers now, busy or not: the dispatcher has queued their jobs again."""
@@ -177,7 +218,8 @@ class Dispatcher:
         self._thread.join()
         with store.writing(self.engine) as connection:
             if self._running:
-                store.requeue(connection, [job.id for job in self._running.values()])
+                store.requeue(connection, [job.id for job in self._running.values()],
+                              self.server)
             store.unregister_server(connection, self.server)
         self._running.clear()
 
@@ -211,26 +253,50 @@ class Dispatcher:
                 job = store.claim(connection, self.server)
             if job is None:
                 return
-            with store.reading(self.engine) as connection:
-                scored_before = store.evaluations_of(
-                    connection, job.dataset_id, [job.predictions_id], job.signature)
-                if not scored_before:
-                    dataset = self._dataset(connection, job.dataset_id)
-                    predictions = store.predictions_data(connection, job.predictions_id)
-            if scored_before:  # the same predictions, dataset and signature: nothing to do
-                with store.writing(self.engine) as connection:
-                    store.finish(connection, job)
-                continue
-            spec = MetricSpec(job.kind, job.spec)
             try:
-                future = self.workers.submit(
-                    score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
-                    (f"{job.model}.predictions.jsonl", predictions), self.timeout)
-            except Exception as exc:  # no worker to take it (a pool broken meanwhile)
-                future = Future()
-                future.set_exception(exc)
-            self._running[future] = job
-            future.add_done_callback(lambda _: self._wake.set())
+                self._send(job)
+            except Exception as exc:  # the database failed us: the job is not left running
+                self._release(job, exc)
+                raise
+
+    def _send(self, job: store.Job) -> None:
+        """Send a claimed job to a worker (or end it, if its scores are there)."""
+        with store.reading(self.engine) as connection:
+            scored_before = store.evaluations_of(
+                connection, job.dataset_id, [job.predictions_id], job.signature)
+            if not scored_before:
+                dataset = self._dataset(connection, job.dataset_id)
+                predictions = store.predictions_data(connection, job.predictions_id)
+        if scored_before:  # the same predictions, dataset and signature: nothing to do
+            with store.writing(self.engine) as connection:
+                store.finish(connection, job)
+            return
+        spec = MetricSpec(job.kind, job.spec)
+        try:
+            future = self.workers.submit_anew(
+                score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
+                (f"{job.model}.predictions.jsonl", predictions), self.timeout)
+        except Exception as exc:  # no worker to take it (a pool broken meanwhile)
+            future = Future()
+            future.set_exception(exc)
+        self._running[future] = job
+        future.add_done_callback(lambda _: self._wake.set())
+
+    def _release(self, job: store.Job, exc: Exception) -> None:
+        """A claimed job that could not be sent: queued again, or failed after
+        MAX_DEATHS attempts (a fault that does not pass); if the database cannot be
+        written either, a server that outlives this one queues it again."""
+        try:
+            with store.writing(self.engine) as connection:
+                if job.attempts < MAX_DEATHS:
+                    store.requeue(connection, [job.id], self.server)
+                else:
+                    store.fail(connection, job, f"it could not be sent to a worker on "
+                                                f"{job.attempts} attempts "
+                                                f"({type(exc).__name__}: {exc})")
+        except Exception as again:
+            log.error("job %d: it could not be queued again: %s: %s", job.id,
+                      type(again).__name__, again)
 
     def _dataset(self, connection: Any, dataset_id: int) -> bytes:
         """A dataset's bytes, from the few kept at hand (jobs come in runs)."""
@@ -246,10 +312,20 @@ class Dispatcher:
         for future in [future for future in self._running if future.done()]:
             job = self._running[future]
             outcome = _outcome(future)
-            broken = broken or isinstance(future.exception(), BrokenProcessPool)
+            died = isinstance(future.exception(), BrokenProcessPool)
+            broken = broken or died
             try:
                 with store.writing(self.engine) as connection:
-                    if isinstance(outcome, str):
+                    if died and job.attempts < MAX_DEATHS:  # maybe another job's doing
+                        store.requeue(connection, [job.id], self.server)
+                        log.warning("job %d: the worker process running it died; it is "
+                                    "queued again", job.id)
+                    elif died:
+                        store.fail(connection, job, f"the worker process running it died "
+                                                    f"on each of its {job.attempts} attempts "
+                                                    f"(out of memory? a metric that "
+                                                    f"crashes?)")
+                    elif isinstance(outcome, str):
                         store.fail(connection, job, outcome)
                     else:
                         _record(connection, job, outcome)
@@ -262,7 +338,7 @@ class Dispatcher:
                                                 f"({type(exc).__name__}: {exc})")
             del self._running[future]
         if broken:
-            self.workers.restart()
+            self.workers.restart(only_broken=True)
 
 
 def _outcome(future: Future) -> Scored | str:

@@ -12,6 +12,9 @@ from evalproto.service.errors import Invalid
 NAME_RULE = "lowercase letters, digits and dashes, starting with a letter or digit"
 NAME_LENGTH = 64
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+MAX_NUMBER = 2**31 - 1
+"""The largest round or id: the database's Integer columns (PostgreSQL's are 32-bit)."""
+_NUMBER = re.compile(r"[0-9]{1,10}\Z")  # ASCII digits only: "²".isdigit() is true
 _UPLOAD_NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,200}\Z")
 
 
@@ -31,3 +34,10 @@ def upload_name(value: Optional[str], default: str) -> str:
         raise Invalid(f"filename {value[:200]!r}: give a file's base name, without "
                       f"slashes or control characters")
     return value
+
+
+def whole_number(value: str) -> Optional[int]:
+    """`value` as a whole number of 0 to MAX_NUMBER written in ASCII digits, or None."""
+    if not _NUMBER.match(value) or int(value) > MAX_NUMBER:
+        return None
+    return int(value)

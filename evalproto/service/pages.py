@@ -37,7 +37,7 @@ from evalproto.service import actions, store
 from evalproto.service.boards import RANKING
 from evalproto.service.context import Service
 from evalproto.service.errors import Invalid, NotFound, Refused, log_refusal
-from evalproto.service.names import check_name
+from evalproto.service.names import MAX_NUMBER, check_name, whole_number
 from evalproto.sources.specs import MetricSpec
 
 HERE = Path(__file__).parent
@@ -368,7 +368,7 @@ def add_pages(app: FastAPI, service: Service) -> None:
     def task_page(task: str, round: Optional[str] = None, sort: Optional[str] = None,
                   submitted: Optional[str] = None) -> Response:
         check_name(task, "task")
-        chosen = int(round) if round and round.isdigit() and len(round) < 10 else None
+        chosen = whole_number(round) if round else None
         sort = sort if sort and _SORT.fullmatch(sort) else None  # one page per real sort
         notice = _submission(boards, task, submitted)
         version = boards.version(task)
@@ -559,9 +559,10 @@ async def _file(form: FormData, name: str, what: str) -> Tuple[bytes, Optional[s
 def _round(value: str) -> Optional[int]:
     if not value:
         return None
-    if not value.isdigit():
-        raise Invalid(f"round: {value[:40]!r} is not a whole number of 0 or more")
-    return int(value)
+    found = whole_number(value)
+    if found is None:
+        raise Invalid(f"round: {value[:40]!r} is not a whole number from 0 to {MAX_NUMBER}")
+    return found
 
 
 def _time(seconds: Optional[float]) -> Optional[str]:
@@ -570,10 +571,11 @@ def _time(seconds: Optional[float]) -> Optional[str]:
 
 def _submission(boards: Any, task: str, submitted: Optional[str]) -> Optional[Dict[str, Any]]:
     """The submission a form has just made, to say so on the task's page."""
-    if not submitted or not submitted.isdigit():
+    number = whole_number(submitted) if submitted else None
+    if number is None:
         return None
     try:
-        found: Dict[str, Any] = boards.submission(int(submitted))
+        found: Dict[str, Any] = boards.submission(number)
     except NotFound:
         return None
     return found if found["task"] == task else None

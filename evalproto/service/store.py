@@ -11,6 +11,7 @@ prediction file on one dataset, as one binary array, with the corpus score) and 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -203,13 +204,16 @@ def open_engine(url: URL) -> Engine:
     """An engine for the service's threads. SQLite gets write-ahead logging (readers
     never wait for the writer), waits for a lock instead of failing, and takes the
     write lock when a writing transaction begins (`writing`), so that two writers never
-    deadlock upgrading their read locks."""
+    deadlock upgrading their read locks. An error's message never shows the statement's
+    parameters (a token's hash, a team's predictions), which errors are logged with."""
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True)
+        return create_engine(url, pool_size=10, max_overflow=30, pool_pre_ping=True,
+                             hide_parameters=True)
+    _create_private(Path(str(url.database)))
     # as many connections as PostgreSQL's: the server's threads read at once, and a
     # connection opened beyond the pool is set up (its pragmas) and closed each time
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60},
-                           pool_size=10, max_overflow=30)
+                           pool_size=10, max_overflow=30, hide_parameters=True)
 
     @event.listens_for(engine, "connect")
     def connected(connection: Any, record: Any) -> None:
@@ -226,6 +230,17 @@ def open_engine(url: URL) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+def _create_private(path: Path) -> None:
+    """Create a SQLite database's file, if it is not there, readable by its owner only
+    (it holds every upload; its -wal and -shm files take its mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError:  # a directory that is not there: SQLite's error says so
+        pass
 
 
 @contextmanager
@@ -340,6 +355,15 @@ def _insert_metric(connection: Connection, task_id: int, entry: MetricEntry) -> 
         metrics.c.task_id == task_id, metrics.c.spec == entry.spec)).scalar_one())
 
 
+def lock_task(connection: Connection, task_id: int) -> None:
+    """Hold the task's row until the transaction ends (PostgreSQL's SELECT ... FOR
+    UPDATE; SQLite's writers take turns anyway), so that a metric added and a
+    submission made at once each see the other: else the submission is queued for
+    the metrics it read, and the metric for the submissions it read, and neither
+    reads the other's, nor two metrics of one signature each other."""
+    connection.execute(select(tasks.c.id).where(tasks.c.id == task_id).with_for_update())
+
+
 def task(connection: Connection, name: str) -> Row:
     found = connection.execute(select(tasks).where(tasks.c.name == name)).first()
     if found is None:
@@ -364,6 +388,7 @@ def task_metrics(connection: Connection, task_id: int) -> List[Row]:
 def add_metric(connection: Connection, task_id: int, entry: MetricEntry) -> int:
     """Add a metric to a task and queue its scoring of every submission the task holds;
     the number of jobs queued."""
+    lock_task(connection, task_id)
     metric_id = _insert_metric(connection, task_id, entry)
     found = connection.execute(
         select(submissions.c.id).join(models, models.c.id == submissions.c.model_id)
@@ -424,6 +449,7 @@ def submit(connection: Connection, task_id: int, team: Row, model: str, dataset_
     """Record a submission of a team's model (made on its first submission) and queue
     its scoring under every metric of the task; (the submission's id, jobs queued).
     Predictions are kept once however often they are submitted."""
+    lock_task(connection, task_id)
     insert_new(connection, models, {"task_id": task_id, "team_id": team.id, "name": model,
                                     "created": now()}, ["task_id", "name"])
     owner = connection.execute(
@@ -580,6 +606,8 @@ class Job:
     predictions_id: int
     model: str
     task: str
+    attempts: int
+    server: str  # the server that claimed it, and that alone ends it
 
 
 def claim(connection: Connection, server: str) -> Optional[Job]:
@@ -599,14 +627,14 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
         select(jobs.c.id, metrics.c.spec, metrics.c.kind, metrics.c.signature,
                submissions.c.dataset_id, datasets.c.name.label("dataset"),
                submissions.c.predictions_id, models.c.name.label("model"),
-               tasks.c.name.label("task"))
+               tasks.c.name.label("task"), jobs.c.attempts, jobs.c.server)
         .join(metrics, metrics.c.id == jobs.c.metric_id)
         .join(submissions, submissions.c.id == jobs.c.submission_id)
         .join(datasets, datasets.c.id == submissions.c.dataset_id)
         .join(models, models.c.id == submissions.c.model_id)
         .join(tasks, tasks.c.id == metrics.c.task_id)
         .where(jobs.c.id == job_id)).one()
-    return Job(*found)
+    return Job(**found._mapping)
 
 
 def predictions_data(connection: Connection, predictions_id: int) -> bytes:
@@ -625,13 +653,19 @@ def finish(connection: Connection, job: Job, rows: Optional[bytes] = None, segme
             "signature": job.signature, "segments": segments, "rows": rows,
             "score": score, "created": now()},
             ["dataset_id", "predictions_id", "signature"])
-    connection.execute(update(jobs).where(jobs.c.id == job.id).values(
+    connection.execute(update(jobs).where(*_claimed(job)).values(
         state=DONE, finished=now(), message=message))
 
 
 def fail(connection: Connection, job: Job, message: str) -> None:
-    connection.execute(update(jobs).where(jobs.c.id == job.id).values(
+    connection.execute(update(jobs).where(*_claimed(job)).values(
         state=FAILED, finished=now(), message=message))
+
+
+def _claimed(job: Job) -> Tuple[Any, ...]:
+    """The job's row while it is still running under its claim: a server taken for
+    dead, whose jobs another server has queued again and taken, ends none of them."""
+    return jobs.c.id == job.id, jobs.c.state == RUNNING, jobs.c.server == job.server
 
 
 # -- servers ------------------------------------------------------------------------------
@@ -674,8 +708,9 @@ def requeue_orphans(connection: Connection, alive: Callable[[Row], bool]) -> int
     return len(orphans)
 
 
-def requeue(connection: Connection, job_ids: Sequence[int]) -> None:
-    """Queue these running jobs again (their server is stopping)."""
+def requeue(connection: Connection, job_ids: Sequence[int], server: str) -> None:
+    """Queue these running jobs of `server` again (it is stopping, or could not run
+    them); those another server has taken meanwhile are left alone."""
     connection.execute(update(jobs).where(jobs.c.id.in_(list(job_ids)),
-                                          jobs.c.state == RUNNING)
+                                          jobs.c.state == RUNNING, jobs.c.server == server)
                        .values(state=QUEUED, started=None, server=None))

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Dict
 
 import httpx
 import pytest
@@ -143,3 +144,22 @@ def test_the_test_extra_installs_the_serve_extra():
     assert serve and serve <= set(extras["test"].split())
     assert not {package.split(">")[0] for package in serve} & set(
         config["options"]["install_requires"].lower().split())
+
+
+def test_the_text_leaderboard_gives_each_datasets_signature():
+    """Datasets with one reference and with two: bleu's signatures differ (nrefs)."""
+    from evalproto.reports.leaderboard import format_leaderboard
+
+    def section(name: str, signature: str) -> Dict[str, Any]:
+        return {"dataset": name, "round": None, "n": 3, "entries": [{
+            "model": "m", "team": "t", "metric": "bleu", "status": "done", "score": 30.0,
+            "half_width": 1.0, "rank": [1, 1], "signature": signature, "tags": {}}]}
+
+    board = {"task": "mt", "perf": "bleu", "metrics": [{"metric": "bleu", "name": "BLEU"}],
+             "datasets": [section("one", "nrefs:1|bleu"), section("two", "nrefs:2|bleu"),
+                          section("three", "nrefs:1|bleu")]}
+    text = format_leaderboard(board)
+    assert "bleu on one, three: nrefs:1|bleu\n" in text, text
+    assert "bleu on two: nrefs:2|bleu\n" in text, text
+    board["datasets"] = board["datasets"][::2]
+    assert "\nbleu: nrefs:1|bleu\n" in format_leaderboard(board)

@@ -5,6 +5,9 @@ earlier one stays readable, and predictions scored before are not scored again."
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import sys
 import textwrap
 import threading
@@ -225,3 +228,252 @@ def test_a_job_that_fails_says_why_and_the_server_goes_on(database, start_server
     assert f"m, {command}: failed: " in text
     assert server.ok("GET", "/api/tasks/mt/jobs") == {"queued": 0, "running": 0, "done": 1,
                                                       "failed": 1}
+
+
+KILLING_EVALUATOR = textwrap.dedent("""
+    import os, signal, sys
+    mode, marker = sys.argv[1], sys.argv[2]
+    for line in sys.stdin:
+        command, *fields = [field.strip() for field in line.split("|||")]
+        if command == "SCORE":
+            with open(f"/proc/{os.getppid()}/cmdline", "rb") as stream:
+                in_a_worker = b"spawn_main" in stream.read()
+            if in_a_worker and (mode == "always" or not os.path.exists(marker)):
+                with open(marker, "a") as stream:
+                    stream.write("killed\\n")
+                os.kill(os.getppid(), signal.SIGKILL)  # the worker process running the job
+                sys.exit(0)
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = repr(sum(float(number) for number in fields[0].split()))
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def _workers_of(server: Any) -> List[int]:
+    """The server's pool processes (not its resource tracker), oldest first."""
+    found = []
+    for pid in server.children():
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except FileNotFoundError:
+            continue
+    return sorted(found)
+
+
+def _board(server: Any, tmp_path: Path, metrics: List[Dict[str, str]]) -> str:
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": metrics})
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows()[:40])
+    server.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    return str(token)
+
+
+def _submit(server: Any, tmp_path: Path, token: str, model: str, system: str) -> None:
+    predictions = jsonl(tmp_path / f"{model}.jsonl", prediction_rows(lines(system)[:40]))
+    server.ok("POST", f"/api/tasks/mt/datasets/ds/models/{model}", token,
+              content=predictions.read_bytes())
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_dead_leaderboard_process_is_replaced(database, start_server, tmp_path):
+    """The leaderboards' processes (started after the one job worker) killed: the next
+    leaderboard is computed by new ones, not refused."""
+    server = start_server(database)
+    token = _board(server, tmp_path, [{"spec": "bleu"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    server.wait("mt")
+    assert [entry["status"] for entry in server.leaderboard("mt")] == ["done"]
+    job_worker, *figures = until(lambda: (lambda found: found if len(found) > 1 else None)(
+        _workers_of(server)), "the server's workers")
+    for pid in figures:
+        os.kill(pid, signal.SIGKILL)
+    _submit(server, tmp_path, token, "m2", "de-en.hyp.Lan-Bridge.en")
+    server.wait("mt")
+    response = server.request("GET", "/api/tasks/mt/leaderboard")
+    assert response.status_code == 200, response.text
+    entries = [entry for section in response.json()["datasets"] for entry in section["entries"]]
+    assert sorted((entry["model"], entry["status"]) for entry in entries) == [
+        ("m1", "done"), ("m2", "done")]
+    assert job_worker in _workers_of(server)
+    assert len(_workers_of(server)) == 1 + len(figures)  # new ones, kept alive
+    assert "Traceback" not in server.text()
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_job_beside_one_whose_worker_died_is_run_again(database, start_server, tmp_path):
+    """Two jobs in flight; one kills its worker process (once): the other, cut off with
+    it, is queued again and scored, and so is the one that killed it."""
+    gate, marker = tmp_path / "gate", tmp_path / "killed"
+    gated, killing = tmp_path / "gated.py", tmp_path / "killing.py"
+    gated.write_text(GATED_EVALUATOR)
+    killing.write_text(KILLING_EVALUATOR)
+    gate.touch()
+    server = start_server(database, "--jobs", "2")
+    slow = f"{sys.executable} {gated} {gate}"
+    killer = f"{sys.executable} {killing} once {marker}"
+    token = _board(server, tmp_path, [{"spec": slow, "kind": "command"},
+                                      {"spec": killer, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    until(marker.exists, "the worker to be killed")
+    gate.unlink()
+    server.wait("mt")
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    assert entries[slow]["status"] == "done", entries[slow]
+    assert entries[killer]["status"] == "done", entries[killer]
+    assert marker.read_text() == "killed\n"
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_job_that_kills_every_worker_ends_failed(database, start_server, tmp_path):
+    marker = tmp_path / "killed"
+    killing = tmp_path / "killing.py"
+    killing.write_text(KILLING_EVALUATOR)
+    server = start_server(database)
+    killer = f"{sys.executable} {killing} always {marker}"
+    token = _board(server, tmp_path, [{"spec": "bleu"}, {"spec": killer, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    server.wait("mt")
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    assert entries["bleu"]["status"] == "done"
+    assert entries[killer]["status"] == "failed"
+    assert "died on each of its 3 attempts" in entries[killer]["message"]
+    assert marker.read_text() == "killed\n" * 3
+
+
+def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
+                                                                      monkeypatch):
+    """The database fails between a job's claim and its start: the job is queued again
+    (and fails, saying why, once that has happened on each of its attempts)."""
+    from sqlalchemy.exc import OperationalError
+
+    from evalproto.service import jobs
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_task(connection, "mt", [store.MetricEntry(
+                "bleu", "in-process", "BLEU", "nrefs:1|bleu", True)], "bleu")
+            task = store.task(connection, "mt")
+            store.add_dataset(connection, task.id, "ds", None, b'{"id": "a", "answer": "x"}\n',
+                              1, 1)
+            store.add_team(connection, "lab-a", "0" * 64)
+            team = store.team_by_token(connection, "0" * 64)
+            dataset = store.dataset(connection, task.id, "ds")
+            store.submit(connection, task.id, team, "m", dataset.id, b'{"id": "a", "pred": "x"}\n')
+
+        def failing(connection: Any, predictions_id: int) -> bytes:
+            raise OperationalError("SELECT predictions", {}, Exception("connection lost"))
+
+        monkeypatch.setattr(store, "predictions_data", failing)
+
+        class NoWorkers:
+            capacity = 1
+
+        dispatcher = jobs.Dispatcher(engine, NoWorkers())  # type: ignore[arg-type]
+        for attempt in range(1, jobs.MAX_DEATHS + 1):
+            with pytest.raises(OperationalError):
+                dispatcher._take_jobs()
+            ((state, attempts, message),) = query(database, select(
+                store.jobs.c.state, store.jobs.c.attempts, store.jobs.c.message))
+            assert attempts == attempt
+            if attempt < jobs.MAX_DEATHS:
+                assert (state, message) == ("queued", None)
+        assert state == "failed"
+        assert message.startswith("it could not be sent to a worker on 3 attempts "
+                                  "(OperationalError: "), message
+    finally:
+        engine.dispose()
+
+
+def test_predictions_an_evaluator_command_cannot_take_are_refused(database, start_server,
+                                                                 tmp_path):
+    """A "|||" in a prediction would put the evaluator protocol out of step: refused at
+    submission when the task has an evaluator command (its job would fail). (A line
+    break is read as a space, and a lone surrogate is not JSON to the reader.)"""
+    evaluator = tmp_path / "evaluator.py"
+    evaluator.write_text(GATED_EVALUATOR)
+    server = start_server(database)
+    command = f"{sys.executable} {evaluator} {tmp_path / 'no-gate'}"
+    token = _board(server, tmp_path, [{"spec": "bleu"}, {"spec": command, "kind": "command"}])
+    hyps = lines("de-en.hyp.LT22.en")[:40]
+    for bad, said in (("a ||| b", "'|||'"), ("a|||b", "'|||'"), ("|||", "'|||'")):
+        rows = prediction_rows(hyps)
+        rows[3]["pred"] = bad
+        data = "".join(json.dumps(row) + "\n" for row in rows).encode()
+        response = server.request("POST", "/api/tasks/mt/datasets/ds/models/m", token,
+                                  content=data)
+        assert response.status_code == 400, (bad, response.text)
+        message = response.json()["error"]
+        assert message.startswith(f"m.jsonl: the prediction for id {rows[3]['id']!r} cannot "
+                                  f"be scored by the task's evaluator command"), message
+        assert said in message
+    assert server.ok("GET", "/api/tasks/mt/jobs")["queued"] == 0
+    assert count(server.url, store.submissions) == 0
+
+
+CRASHING_EVALUATOR = textwrap.dedent("""
+    import sys
+    for line in sys.stdin:
+        command, *fields = [field.strip() for field in line.split("|||")]
+        if command == "SCORE":
+            if "CRASH" in fields[-1]:
+                sys.exit(3)
+            reply = f"1 {len(fields[0].split())} {len(fields[-1].split())}"
+        elif command == "EVAL":
+            reply = repr(sum(float(number) for number in fields[0].split()))
+        else:
+            reply = "ERROR unknown command"
+        print(reply, flush=True)
+""")
+
+
+def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_server, tmp_path):
+    evaluator = tmp_path / "crashing.py"
+    evaluator.write_text(CRASHING_EVALUATOR)
+    server = start_server(database)
+    command = f"{sys.executable} {evaluator}"
+    token = _board(server, tmp_path, [{"spec": command, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    crashing = tmp_path / "crashing.en"
+    crashing.write_text("CRASH\n" + "\n".join(lines("de-en.hyp.Lan-Bridge.en")[1:]) + "\n")
+    predictions = jsonl(tmp_path / "m2.jsonl", prediction_rows(lines(str(crashing))[:40]))
+    server.ok("POST", "/api/tasks/mt/datasets/ds/models/m2", token,
+              content=predictions.read_bytes())
+    server.wait("mt")
+    assert server.ok("GET", "/api/tasks/mt/jobs")["failed"] == 1
+    plan = server.ok("GET", "/api/tasks/mt/datasets/ds/stats")
+    assert plan == {"models": ["m1"], "metrics": [command], "left_out": [],
+                    "failed_models": ["m2"]}
+    assert server.request("GET", "/api/tasks/mt/datasets/ds/stats/m1").status_code == 200
+    response = server.request("GET", "/tasks/mt/datasets/ds/report")
+    assert response.status_code == 200, response.text
+    result = server.board("export", "mt", "ds", "-o", str(tmp_path / "export"))
+    assert result.exit_code == 0, result.output
+    assert "Left out, their scoring failed: m2." in result.output
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_leaderboard_wait_gives_up_after_its_timeout(database, start_server, tmp_path):
+    gate = tmp_path / "gate"
+    gate.touch()
+    evaluator = tmp_path / "gated.py"
+    evaluator.write_text(GATED_EVALUATOR)
+    server = start_server(database)
+    command = f"{sys.executable} {evaluator} {gate}"
+    token = _board(server, tmp_path, [{"spec": command, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    until((tmp_path / "gate.reached").exists, "the job to start")
+    result = server.board("leaderboard", "mt", "--wait", "--wait-timeout", "0.5")
+    assert result.exit_code == 1, result.output
+    assert "the jobs of 'mt' did not end within 0.5 s (0 queued, 1 running)" in result.output
+    gate.unlink()
+    result = server.board("leaderboard", "mt", "--wait", "--wait-timeout", "120")
+    assert result.exit_code == 0, result.output
+    assert "m1" in result.output
+    result = server.board("leaderboard", "mt", "--wait-timeout", "5")
+    assert result.exit_code == 2 and "--wait-timeout goes with --wait" in result.output

@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, func, select
 
 from evalproto.service import store
 
-from .conftest import ADMIN, Server, dataset_rows, jsonl, lines
+from .conftest import ADMIN, Server, dataset_rows, jsonl, lines, until
 
 MAX_UPLOAD = 50_000
 
@@ -212,6 +212,10 @@ DATASET_CASES = [
      "d2.jsonl: line 1: 'tags' must be a list of strings"),
     (b'{"answer": "x"}\n', "d2.jsonl: line 1: an example needs a 'uid' or an 'id'"),
     (b"", "d2.jsonl: the dataset has no examples"),
+    (b'{"id": "a\\tb", "answer": "x"}\n',
+     "d2.jsonl: segment id 'a\\tb' holds a tab or a line break"),
+    (b'{"id": "a", "answer": "x"}\n{"id": "b\\nc", "answer": "y"}\n',
+     "d2.jsonl: segment id 'b\\nc' holds a tab or a line break"),
 ]
 
 
@@ -265,3 +269,98 @@ def test_the_refusals_stored_nothing_and_the_board_still_works(board):
     assert count(server.url, store.submissions) == 2
     assert count(server.url, store.predictions) == 1  # the same file, kept once
     assert count(server.url, store.evaluations) == 1  # and scored once
+
+
+def test_no_body_is_read_before_the_token_is_checked(board):
+    """Without the right token, a request is refused for that, whatever its body: a
+    body is neither parsed (a 422 would say it was) nor read (a 413 would)."""
+    server, tokens = board
+    refused(server, "POST", "/api/tasks", 401, "adding a task needs the admin token", None,
+            content=b"{nope", headers={"Content-Type": "application/json"})
+    refused(server, "POST", "/api/teams", 403, "adding a team needs the admin token",
+            tokens["lab-a"], json={"name": ["not", "a", "name"]})
+    big = b" " * (MAX_UPLOAD + 1)
+    refused(server, "POST", SUBMIT, 401, "needs the team's token", None, content=big)
+    refused(server, "POST", SUBMIT, 401, "this token is no team's", "not-a-token",
+            content=big)
+    refused(server, "POST", DATASET, 401, "adding a dataset needs the admin token", None,
+            content=big)
+    refused(server, "POST", "/api/tasks", 401, "adding a task needs the admin token", None,
+            content=big)
+
+
+def test_a_task_has_a_bounded_number_of_metrics_and_few_problems_are_named(board):
+    server, _ = board
+    many = [{"spec": ""} for _ in range(65)]
+    refused(server, "POST", "/api/tasks", 422, "metrics: List should have at most 64 items",
+            json={"name": "t2", "metrics": many})
+    response = server.request("POST", "/api/tasks", json={"name": "t2", "metrics": many[:60]})
+    assert response.status_code == 422
+    message = response.json()["error"]
+    assert message.count("String should have at least 1 character") == 3, message
+    assert message.endswith("and 57 more problems"), message
+    refused(server, "POST", "/api/tasks", 422, "name: String should have at most 1000",
+            json={"name": "t" * 1001, "metrics": [{"spec": "bleu"}]})
+
+
+def test_a_json_body_is_small(tmp_path, start_server):
+    server = start_server(f"sqlite:///{tmp_path / 'board.db'}")
+    spec = {"spec": "bleu " + "x" * 990}
+    response = server.request("POST", "/api/tasks",
+                              json={"name": "t", "metrics": [spec] * 64, "pad": "y" * 300_000})
+    assert response.status_code == 413, response.text
+    assert "a JSON request's body is at most 262144 bytes" in response.json()["error"]
+    assert server.request("GET", "/api").status_code == 200
+
+
+def test_numbers_out_of_range_or_not_ascii_are_refused_or_ignored(board):
+    """Rounds and ids beyond the database's integers, and digits that are not ASCII
+    ("²".isdigit() is true; int("²") fails), are refused in words, never a 500."""
+    server, tokens = board
+    for number in ("2147483648", "9223372036854775808", "99999999999999999999999"):
+        refused(server, "GET", f"/api/submissions/{number}", 404, f"no submission {number}")
+        refused(server, "POST", DATASET, 422, "round: Input should be less than or equal "
+                "to 2147483647", content=b'{"id": "a", "answer": "x"}\n',
+                params={"round": number})
+    refused(server, "GET", "/api/submissions/²", 422, "submission")
+    for params in ({"round": "²"}, {"submitted": "²"}, {"round": "99999999999"},
+                   {"submitted": "9223372036854775808"}):
+        response = server.request("GET", "/tasks/mt", params=params)
+        assert response.status_code == 200, (params, response.text)
+        assert "m1" in response.text
+    response = server.request("POST", "/tasks/mt/admin/datasets", None, data={
+        "token": ADMIN, "dataset": "d3", "round": "²"},
+        files={"file": ("d3.jsonl", b'{"id": "a", "answer": "x"}\n')})
+    assert response.status_code == 400, response.text
+    assert "round: &#39;²&#39; is not a whole number from 0 to 2147483647" in response.text
+    assert "Traceback" not in server.text()
+
+
+def test_a_path_cannot_write_a_line_into_the_log(board):
+    """A path's control characters once decoded (%0C, a form feed, breaks a line for
+    many readers; %1B starts a terminal's escape) are escaped in the log."""
+    server, _ = board
+    path = "/api/x%0Crequest 000000000000: GET /forged -> 200: ok%1B[2K"
+    refused(server, "GET", path, 404, "no such resource")
+    text = server.text()
+    assert "\x0c" not in text and "\x1b" not in text
+    assert not any(line.startswith("request 000000000000") for line in text.splitlines())
+    assert "GET /api/x\\x0crequest 000000000000: GET /forged -> 200: ok\\x1b[2K -> 404" in text
+
+
+def test_a_client_that_goes_away_mid_upload_is_no_server_error(board):
+    """A body cut short by its client: one line at INFO, no ERROR, no 500."""
+    import socket
+    import time
+
+    server, tokens = board
+    host, port = server.address.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall((f"POST {SUBMIT} HTTP/1.1\r\nHost: {host}\r\n"
+                            f"Authorization: Bearer {tokens['lab-a']}\r\n"
+                            f"Content-Length: 40000\r\n\r\n").encode() + b'{"id": "s1", ')
+        time.sleep(0.5)  # the server is reading the body
+    until(lambda: "the client went away before its body ended" in server.text(),
+          "the server to see the client go")
+    assert "-> 500" not in server.text() and "ClientDisconnect" not in server.text()
+    assert server.request("GET", "/api").status_code == 200

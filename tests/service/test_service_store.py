@@ -170,3 +170,118 @@ def test_a_database_that_cannot_be_used_is_one_error_line(url, message, tmp_path
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ") and message in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_a_metric_added_while_a_submission_is_made_scores_it(database):
+    """add_metric's transaction open (the metric added, not yet committed) when a
+    submission comes: the submission waits for it, and is queued under the new metric
+    too (without the task's row locked, each read what the other had not committed,
+    and the pair was never scored)."""
+    import threading
+
+    from evalproto.service.store import MetricEntry
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_task(connection, "mt", [MetricEntry(
+                "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
+            task_id = store.task(connection, "mt").id
+            store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n',
+                              1, 1)
+            dataset_id = store.dataset(connection, task_id, "ds").id
+            store.add_team(connection, "lab-a", "0" * 64)
+            team = store.team_by_token(connection, "0" * 64)
+        submitted = threading.Event()
+
+        def submit() -> None:
+            with store.writing(engine) as connection:
+                store.submit(connection, task_id, team, "m", dataset_id,
+                             b'{"id": "a", "pred": "x"}\n')
+            submitted.set()
+
+        with store.writing(engine) as connection:
+            store.add_metric(connection, task_id, MetricEntry(
+                "chrf", "in-process", "chrF2", "chrf-signature", True))
+            thread = threading.Thread(target=submit)
+            thread.start()
+            # the submission waits for this transaction (SQLite: its write lock;
+            # PostgreSQL: the task's row), however long it is held
+            assert not submitted.wait(1.0)
+        thread.join(timeout=120)
+        assert submitted.is_set()
+        with store.reading(engine) as connection:
+            pairs = connection.execute(select(store.metrics.c.spec).join(
+                store.jobs, store.jobs.c.metric_id == store.metrics.c.id)).scalars().all()
+        assert sorted(pairs) == ["bleu", "chrf"]
+    finally:
+        engine.dispose()
+
+
+def test_a_database_error_does_not_show_the_statements_parameters(database):
+    """Errors are logged with their message: no token hash, no uploaded text in it."""
+    from sqlalchemy.exc import IntegrityError
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        secret = "5ec7e7" * 10 + "abcd"
+        with store.writing(engine) as connection:
+            store.add_team(connection, "lab-a", secret)
+        with pytest.raises(IntegrityError) as raised:
+            with store.writing(engine) as connection:
+                store.add_team(connection, "lab-b", secret)  # the same token's hash
+        statement = str(raised.value).split("[SQL: ", 1)[1]  # PostgreSQL's DETAIL is before
+        assert secret not in statement
+        assert "hidden due to hide_parameters" in statement
+    finally:
+        engine.dispose()
+
+
+def test_a_new_sqlite_database_is_its_owners_only(tmp_path, start_server):
+    server = start_server(f"sqlite:///{tmp_path / 'board.db'}")
+    server.ok("POST", "/api/teams", json={"name": "lab-a"})
+    for name in ("board.db", "board.db-wal", "board.db-shm"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
+
+
+def test_a_server_taken_for_dead_ends_none_of_the_jobs_taken_over(database):
+    """Server A's job is queued again (A's heart stopped) and taken by B: A's late
+    finish, failure or requeue leaves it B's and running."""
+    from evalproto.service.store import MetricEntry
+
+    engine = store.open_engine(store.database_url(database))
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_task(connection, "mt", [MetricEntry(
+                "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
+            task_id = store.task(connection, "mt").id
+            store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n',
+                              1, 1)
+            store.add_team(connection, "lab-a", "0" * 64)
+            team = store.team_by_token(connection, "0" * 64)
+            dataset_id = store.dataset(connection, task_id, "ds").id
+            store.submit(connection, task_id, team, "m", dataset_id, b'{"id": "a", "pred": "x"}\n')
+            for server in ("a" * 32, "b" * 32):
+                store.register_server(connection, server, "here", 1)
+            late = store.claim(connection, "a" * 32)
+            assert late is not None
+            assert store.requeue_orphans(connection, lambda row: row.server != "a" * 32) == 1
+            taken = store.claim(connection, "b" * 32)
+            assert taken is not None and taken.id == late.id
+        for end in (lambda connection: store.finish(connection, late, b"\0" * 8, 1, 1.0),
+                    lambda connection: store.fail(connection, late, "late"),
+                    lambda connection: store.requeue(connection, [late.id], "a" * 32)):
+            with store.writing(engine) as connection:
+                end(connection)
+            with store.reading(engine) as connection:
+                row = connection.execute(select(store.jobs)).one()
+            assert (row.state, row.server, row.message) == ("running", "b" * 32, None)
+        with store.writing(engine) as connection:
+            store.fail(connection, taken, "its own")
+        with store.reading(engine) as connection:
+            assert connection.execute(select(store.jobs.c.state)).scalar_one() == "failed"
+    finally:
+        engine.dispose()
