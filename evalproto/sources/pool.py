@@ -145,6 +145,7 @@ class EvaluatorPool(ClosedOnExit):
         """Each part's rows from the worker processes."""
         from concurrent.futures.process import BrokenProcessPool
 
+        assert self._processes is not None, "stats_many asks only where there is a pool"
         try:
             running = [self._processes.submit(_worker_stats, part) for part in parts]
         except BrokenProcessPool:  # a worker died since the last parts

@@ -23,6 +23,7 @@ import numpy as np
 
 from evalproto.base.compiled import compiled, pure_python
 from evalproto.base.errors import EvalprotoError
+from evalproto.base.items import Item
 from evalproto.base.numerals import format_number, format_numbers
 from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
@@ -79,7 +80,7 @@ def _parse_line(line: Union[bytes, LineTooLong]) -> Request:
 
 def _answer(evaluator: Evaluator, request: Request) -> str:
     """The reply line to one request."""
-    if isinstance(request, ScoreRequest):
+    if isinstance(request, Item):
         return format_numbers(evaluator.checked_stats(request.refs, request.hyp)) + "\n"
     if isinstance(request, EvalRequest):
         return format_number(evaluator.checked_score(request.vector)) + "\n"
@@ -97,7 +98,7 @@ def _replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]
             requests.append(_parse_line(line))
         except RequestError as exc:
             requests.append(exc)
-    scores = [request for request in requests if isinstance(request, ScoreRequest)]
+    scores = [request for request in requests if isinstance(request, Item)]
     rows = None
     if len(scores) > 1:
         try:
@@ -107,7 +108,7 @@ def _replies(evaluator: Evaluator, lines: List[Union[bytes, LineTooLong]]
     for request in requests:
         if isinstance(request, RequestError):
             yield request
-        elif rows is not None and isinstance(request, ScoreRequest):
+        elif rows is not None and isinstance(request, Item):
             yield next(rows) + "\n"
         else:
             try:
