@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 import pytest
 from alembic import command
@@ -172,6 +172,20 @@ def test_a_database_that_cannot_be_used_is_one_error_line(url, message, tmp_path
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
+def one_of_each(connection: Any) -> Tuple[int, int, Any]:
+    """A task "mt" scored by BLEU, its dataset "ds" of one example, and a team "lab-a":
+    the task's and dataset's ids, and the team."""
+    from evalproto.service.store import MetricEntry
+
+    store.add_task(connection, "mt", [MetricEntry(
+        "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
+    task_id = store.task(connection, "mt").id
+    store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n', 1, 1)
+    store.add_team(connection, "lab-a", "0" * 64)
+    return task_id, store.dataset(connection, task_id, "ds").id, \
+        store.team_by_token(connection, "0" * 64)
+
+
 def test_a_metric_added_while_a_submission_is_made_scores_it(database):
     """add_metric's transaction open (the metric added, not yet committed) when a
     submission comes: the submission waits for it, and is queued under the new metric
@@ -185,14 +199,7 @@ def test_a_metric_added_while_a_submission_is_made_scores_it(database):
     try:
         store.migrate(engine)
         with store.writing(engine) as connection:
-            store.add_task(connection, "mt", [MetricEntry(
-                "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
-            task_id = store.task(connection, "mt").id
-            store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n',
-                              1, 1)
-            dataset_id = store.dataset(connection, task_id, "ds").id
-            store.add_team(connection, "lab-a", "0" * 64)
-            team = store.team_by_token(connection, "0" * 64)
+            task_id, dataset_id, team = one_of_each(connection)
         submitted = threading.Event()
 
         def submit() -> None:
@@ -249,20 +256,12 @@ def test_a_new_sqlite_database_is_its_owners_only(tmp_path, start_server):
 def test_a_server_taken_for_dead_ends_none_of_the_jobs_taken_over(database):
     """Server A's job is queued again (A's heart stopped) and taken by B: A's late
     finish, failure or requeue leaves it B's and running."""
-    from evalproto.service.store import MetricEntry
 
     engine = store.open_engine(store.database_url(database))
     try:
         store.migrate(engine)
         with store.writing(engine) as connection:
-            store.add_task(connection, "mt", [MetricEntry(
-                "bleu", "in-process", "BLEU", "bleu-signature", True)], "bleu")
-            task_id = store.task(connection, "mt").id
-            store.add_dataset(connection, task_id, "ds", None, b'{"id": "a", "answer": "x"}\n',
-                              1, 1)
-            store.add_team(connection, "lab-a", "0" * 64)
-            team = store.team_by_token(connection, "0" * 64)
-            dataset_id = store.dataset(connection, task_id, "ds").id
+            task_id, dataset_id, team = one_of_each(connection)
             store.submit(connection, task_id, team, "m", dataset_id, b'{"id": "a", "pred": "x"}\n')
             for server in ("a" * 32, "b" * 32):
                 store.register_server(connection, server, "here", 1)
