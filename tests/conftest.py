@@ -7,6 +7,7 @@ import pty
 import re
 import select
 import shutil
+import signal
 import site
 import struct
 import subprocess
@@ -75,6 +76,16 @@ def read_lines(path: str) -> List[str]:
 def run_cli(*args: str, input: str = None):
     """Run `evalproto ARGS` through click's CliRunner and return the result."""
     return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def sigpipe_as_it_was():
+    """Undo what a command run in process did to SIGPIPE (`evalproto sacrebleu` takes the
+    default, to end quietly in `| head`): a later test's write to a closed pipe, such as
+    a process pool's to a worker the test killed, would kill pytest."""
+    on_sigpipe = signal.getsignal(signal.SIGPIPE)
+    yield
+    signal.signal(signal.SIGPIPE, on_sigpipe)
 
 
 def json_rows(output: str) -> List[dict]:
