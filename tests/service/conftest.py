@@ -81,13 +81,19 @@ class Postgres:
                   "--no-sync", "--no-instructions")
         self._run("pg_ctl", "-D", str(data), "-l", str(self.directory / "log"), "-w", "-t", "60",
                   "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F", "start")
+        # stopped however this process ends (a killed pytest runs no teardown)
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.directory),
+             *self._command("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")],
+            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def _command(self, program: str, *args: str) -> List[str]:
+        command = [str(self.bin / program), *args]
+        return ["runuser", "-u", self.user, "--", *command] if self.user else command
 
     def _run(self, program: str, *args: str) -> None:
-        command = [str(self.bin / program), *args]
-        if self.user:
-            command = ["runuser", "-u", self.user, "--", *command]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE,
-                              cwd=self.directory)
+        done = subprocess.run(self._command(program, *args), capture_output=True, text=True,
+                              timeout=DEADLINE, cwd=self.directory)
         assert done.returncode == 0, f"{program} failed: {done.stderr}{done.stdout}"
 
     def url(self, database: str = "postgres") -> str:
@@ -104,11 +110,33 @@ class Postgres:
         return self.url(name)
 
     def stop(self) -> None:
+        self._watchdog.kill()
+        self._watchdog.wait()
         try:
             self._run("pg_ctl", "-D", str(self.directory / "data"), "-m", "immediate", "-w",
                       "stop")
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_WATCHDOG = """
+import shutil, subprocess, sys, time
+parent, directory, stop = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            return stream.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
+
+while alive(parent):
+    time.sleep(0.5)
+subprocess.run(stop, capture_output=True, timeout=120)
+shutil.rmtree(directory, ignore_errors=True)
+"""
+"""Run beside a test server: once the process that started it has ended, stop the
+server (argv: that process's pid, the server's directory, the command that stops it)."""
 
 
 def _unprivileged_user() -> str:
