@@ -186,3 +186,8 @@ def test_a_size_of_more_digits_than_int_reads_is_a_usage_error():
     result = run_cli("serve", "--max-upload", "9" * 5000)
     assert result.exit_code == 2 and "expected a size such as 64M" in result.output
     assert "Traceback" not in result.output and "internal error" not in result.output
+
+
+def test_a_wait_timeout_in_other_digits_is_a_usage_error():
+    result = run_cli("board", "leaderboard", "mt", "--wait", "--wait-timeout", "\u0661")
+    assert result.exit_code == 2 and "'\u0661' is not a valid float range" in result.output

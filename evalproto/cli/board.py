@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Tuple
 import click
 
 from evalproto.api import commandline as api
-from evalproto.cli.options import CONTEXT, WholeNumbers, apply, reports_errors
+from evalproto.cli.options import CONTEXT, Decimals, WholeNumbers, apply, reports_errors
 from evalproto.service.names import check_name
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -153,7 +153,7 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
               show_default=True, help="Decimals of the scores in the text table.")
 @click.option("--wait", is_flag=True,
               help="First wait until no job of the task is queued or running.")
-@click.option("--wait-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
               metavar="SECONDS",
               help="With --wait: give up after this long (exit status 1). [default: "
                    "wait for as long as it takes]")
