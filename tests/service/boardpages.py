@@ -6,8 +6,9 @@ page's HTML."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import lxml.html
 from sqlalchemy import create_engine
@@ -89,6 +90,19 @@ def make_hostile_board(server: Server) -> None:
 
 
 # -- reading pages ---------------------------------------------------------------------
+
+@contextmanager
+def serving_boards(server: Server) -> Iterator[Tuple[Server, Board]]:
+    """The server started, with the board of make_board and the hostile one; stopped
+    (and checked to stop cleanly) at the end."""
+    server.start()
+    try:
+        board = make_board(server)
+        make_hostile_board(server)
+        yield server, board
+    finally:
+        assert server.stop() == 0, server.text()
+
 
 def parse(text: str) -> Any:
     return lxml.html.document_fromstring(text)

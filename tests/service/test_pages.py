@@ -31,10 +31,9 @@ from .boardpages import (
     board_cells,
     classed,
     jsonl_bytes,
-    make_board,
-    make_hostile_board,
     models_in_order,
     parse,
+    serving_boards,
 )
 from .conftest import ADMIN, Server, dataset_rows, lines, until
 
@@ -50,13 +49,9 @@ def served(request: Any, tmp_path_factory: Any) -> Iterator[Tuple[Server, Board]
     directory = tmp_path_factory.mktemp("pages")
     url = (f"sqlite:///{directory / 'board.db'}" if request.param == "sqlite"
            else request.getfixturevalue("postgres").new_database())
-    server = Server(url, directory, "--jobs", "2", "--max-upload", str(MAX_UPLOAD)).start()
-    try:
-        board = make_board(server)
-        make_hostile_board(server)
-        yield server, board
-    finally:
-        assert server.stop() == 0, server.text()
+    server = Server(url, directory, "--jobs", "2", "--max-upload", str(MAX_UPLOAD))
+    with serving_boards(server) as served:
+        yield served
 
 
 def get(server: Server, path: str) -> httpx.Response:

@@ -31,8 +31,7 @@ from .boardpages import (
     HOSTILE_TEAM,
     Board,
     jsonl_bytes,
-    make_board,
-    make_hostile_board,
+    serving_boards,
 )
 from .conftest import DEADLINE, Server, dataset_rows, lines, until
 from .test_service_jobs import GATED_EVALUATOR
@@ -60,13 +59,9 @@ def served(tmp_path_factory: Any) -> Iterator[Tuple[Server, Board]]:
     """A server with one worker (so that a gated job can hold the queue) and the boards
     of boardpages."""
     directory = tmp_path_factory.mktemp("browser-pages")
-    server = Server(f"sqlite:///{directory / 'board.db'}", directory, "--jobs", "1").start()
-    try:
-        board = make_board(server)
-        make_hostile_board(server)
-        yield server, board
-    finally:
-        assert server.stop() == 0, server.text()
+    server = Server(f"sqlite:///{directory / 'board.db'}", directory, "--jobs", "1")
+    with serving_boards(server) as served:
+        yield served
 
 
 class Watched:
