@@ -35,7 +35,7 @@ from evalproto.base.errors import InputError
 from evalproto.base.gcpause import paused_gc
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics.lm import COLUMN, HIT_RANKS, STAT_NAMES, Reranker, split_hashes
-from evalproto.readers.text import count_lines
+from evalproto.readers.text import count_lines, decode_json_line, decoded_text
 
 COMPLETION_MAX_RANK = 2
 _MASK32 = 0xFFFFFFFF
@@ -138,12 +138,10 @@ def _decode_each_line(path: str, chunk: bytes, first_line: int) -> List[_Event]:
         if not line or line.isspace():
             continue
         try:
-            events.append(_DECODER.decode(line))
+            events.append(decode_json_line(path, number, line, _DECODER.decode))
         except msgspec.ValidationError as exc:
             raise InputError(f"{path}: line {number}: not an LM Challenge event (a JSON "
                              f"object with a string 'target' and typed fields): {exc}") from None
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
     return events
 
 
@@ -334,10 +332,14 @@ def _native_columns(users: List[Any], messages: List[Tuple[Any, Any]], select: b
 
 
 def _decoded_columns(path: str, first_line: int, chunk: bytes) -> _Columns:
-    """A chunk's columns from the events msgspec decodes (the reference code)."""
+    """A chunk's columns from the events msgspec decodes (the reference code). Its
+    bytes must be UTF-8 throughout, as lmc reads them: msgspec passes over a field the
+    events do not have without looking at its bytes."""
+    if not chunk.isascii():
+        decoded_text(path, chunk, first_line - 1)  # raises at a byte that is not UTF-8
     try:
         events = _DECODER.decode_lines(chunk)
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         events = _decode_each_line(path, chunk, first_line)
     select = np.array([event.select for event in events], dtype=bool)
     all_users = [event.user for event in events]

@@ -15,7 +15,7 @@ import numpy as np
 from evalproto.base.errors import InputError
 from evalproto.base.numerals import shorten
 from evalproto.readers.predictions import Predictions
-from evalproto.readers.text import read_bytes, read_lines
+from evalproto.readers.text import decoded_text, read_bytes, read_lines
 
 TOKENIZERS = ("word", "subword", "character")
 
@@ -48,8 +48,8 @@ class ModelSpec:
 def read_spec(path: str) -> ModelSpec:
     """A model's spec, as LM Zoo's schema (language_model_spec.json) has it."""
     try:
-        spec = json.loads(read_bytes(path))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        spec = json.loads(decoded_text(path, read_bytes(path)))
+    except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not an LM Zoo model spec (JSON): {exc}") from None
     name = _field(path, spec, "name", str)
     vocabulary = _field(path, spec, "vocabulary", dict)

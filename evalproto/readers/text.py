@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import (
     Any,
     BinaryIO,
+    Callable,
     Dict,
     Iterator,
     List,
@@ -165,7 +166,7 @@ def is_plain(path: str, data: bytes) -> bool:
     return path != STDIN and not path.endswith(".gz") and data[:2] != GZIP_MAGIC
 
 
-def _decoded(path: str, data: Union[bytes, memoryview], first_line: int = 0,
+def decoded_text(path: str, data: Union[bytes, memoryview], first_line: int = 0,
              offset: int = 0, whole: Optional[bytes] = None) -> str:
     """`data` as text; invalid UTF-8 is an InputError naming the line, counted from
     `first_line` (0-based) at byte `offset` of `whole` (data itself by default)."""
@@ -182,7 +183,7 @@ def _decoded(path: str, data: Union[bytes, memoryview], first_line: int = 0,
 def split_lines(path: str, data: bytes, first_line: int = 0) -> List[str]:
     """The lines in `data` without line ends or trailing whitespace; `data` is the part
     of `path` that starts at line `first_line` (0-based), which errors name."""
-    lines = _decoded(path, data, first_line).split("\n")
+    lines = decoded_text(path, data, first_line).split("\n")
     if lines[-1] == "":
         lines.pop()
     return [line.rstrip() for line in lines]
@@ -237,7 +238,7 @@ class Lines(Sequence[str]):
         while start < len(data):  # in blocks that end at a line end, not inside a character
             stop = data.find(b"\n", start + _CHECKED_BYTES)
             stop = len(data) if stop < 0 else stop + 1
-            _decoded(path, view[start:stop], 0, start, data)
+            decoded_text(path, view[start:stop], 0, start, data)
             start = stop
 
     @classmethod
@@ -385,18 +386,32 @@ def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """(line number, object) for every non-empty line of JSON Lines (parsed by msgspec,
     several times faster than the json module on large files). Callers that keep the
     objects read under `paused_gc`."""
-    import msgspec  # here: plain text, the usual input, never needs it
-
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line or line.isspace():  # no copy, unlike strip()
             continue
-        try:
-            row = msgspec.json.decode(line)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+        row = decode_json_line(path, number, line)
         if not isinstance(row, dict):
             raise InputError(f"{path}: line {number}: expected a JSON object")
         yield number, row
+
+
+def decode_json_line(path: str, number: int, line: bytes,
+                     decode: Optional[Callable[[bytes], Any]] = None) -> Any:
+    """One line of JSON Lines (line `number` of `path`), decoded by `decode` (msgspec's
+    JSON decoder by default). Bytes that are not UTF-8 are refused as in a text file,
+    naming the line and the byte: msgspec raises UnicodeDecodeError for them, which is
+    no DecodeError. A typed decoder's ValidationError is the caller's to word."""
+    import msgspec  # here: plain text, the usual input, never needs it
+
+    try:
+        return (decode or msgspec.json.decode)(line)
+    except UnicodeDecodeError as exc:
+        decoded_text(path, line, number - 1)  # raises, naming the byte
+        raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+    except msgspec.ValidationError:
+        raise  # JSON, but not of the decoder's type: the caller says what was expected
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
 
 
 @dataclass
@@ -467,7 +482,7 @@ def streamed_line_ends(path: str, size: int) -> Optional[np.ndarray]:
             lengths = np.diff(ends, prepend=-1) - 1
             if len(lengths) and lengths.max() > MAX_LINE_BYTES:
                 raise _too_long(path, lines + int(np.argmax(lengths > MAX_LINE_BYTES)) + 1)
-            _decoded(path, block, lines)
+            decoded_text(path, block, lines)
             found.append(ends.astype(kind) + start)  # below 2**32 where kind is uint32
             start, lines, rest = start + cut, lines + len(ends), data[cut:]
             if not piece:
