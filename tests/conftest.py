@@ -78,14 +78,22 @@ def run_cli(*args: str, input: str = None):
     return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
+PYTHONS_SIGPIPE = signal.SIG_IGN
+"""What Python does with SIGPIPE at start (a write to a closed pipe raises
+BrokenPipeError), and so what every test runs with."""
+
+
 @pytest.fixture(autouse=True)
-def sigpipe_as_it_was():
-    """Undo what a command run in process did to SIGPIPE (`evalproto sacrebleu` takes the
-    default, to end quietly in `| head`): a later test's write to a closed pipe, such as
-    a process pool's to a worker the test killed, would kill pytest."""
-    on_sigpipe = signal.getsignal(signal.SIGPIPE)
+def pythons_own_sigpipe():
+    """Every test runs with Python's own SIGPIPE handling, and leaves it so. Both
+    `evalproto sacrebleu` run in process and an import of `sacrebleu.sacrebleu` (at
+    collection, by a test module) take the default, to end quietly in `| head`; with
+    it, a test's write to a closed pipe, such as a process pool's to a worker the test
+    killed, kills pytest (exit 141, no summary). Restoring what was there before a test
+    would restore whatever collection left."""
+    signal.signal(signal.SIGPIPE, PYTHONS_SIGPIPE)
     yield
-    signal.signal(signal.SIGPIPE, on_sigpipe)
+    signal.signal(signal.SIGPIPE, PYTHONS_SIGPIPE)
 
 
 def json_rows(output: str) -> List[dict]:

@@ -305,3 +305,36 @@ def test_an_evaluator_that_does_not_exit_at_the_end_of_its_input_is_killed(tmp_p
                                              "input; still running, killed by evalproto"):
         process.close()
     assert_ends(process._process.pid)
+
+
+def test_a_writer_thread_is_started_before_the_next_one_can_join_it(tmp_path, monkeypatch):
+    """Each batch of requests is written by a thread that first joins the thread of the
+    batch before. That thread was stored before it was started, so a batch handed over
+    from another thread meanwhile joined a thread not started yet ("cannot join thread
+    before it is started", about 1 run in 5 of a -j test). Here the first start is held
+    back while a second batch is handed over from another thread."""
+    import threading
+
+    started = threading.Event()
+    real_start = threading.Thread.start
+
+    def slow_first_start(thread):
+        if not started.is_set():
+            started.set()
+            time.sleep(0.3)
+        real_start(thread)
+
+    failures = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    with EvaluatorProcess(fake(tmp_path), timeout=10, probe_info=False) as process:
+        monkeypatch.setattr(client.threading.Thread, "start", slow_first_start)
+        first = threading.Thread(target=process._send, args=(["SCORE ||| a ||| a\n"],))
+        real_start(first)
+        assert started.wait(10)
+        _, second, _ = process._send(["SCORE ||| b ||| b\n"])
+        first.join()
+        second.join()
+        monkeypatch.undo()
+        replies = process._replies_to(1, 2, "SCORE", False)
+        assert len(replies) == 2
+    assert failures == []

@@ -1,10 +1,12 @@
 """-j/--jobs: N copies of a metric give exactly the numbers of one."""
 
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -110,6 +112,8 @@ def test_a_worker_that_died_is_an_error_not_a_wait_forever():
     from evalproto.sources.pool import EvaluatorPool
     from evalproto.sources.specs import MetricSpec
 
+    # the pool's write to the killed worker must raise, not kill pytest (see below)
+    assert signal.getsignal(signal.SIGPIPE) is signal.SIG_IGN
     with EvaluatorPool(MetricSpec("in-process", "chrf"), 2, None) as copies:
         first = copies.stats_many(items_of(40))
         assert first.shape == (40, len(copies.stat_names))
@@ -121,6 +125,20 @@ def test_a_worker_that_died_is_an_error_not_a_wait_forever():
             deadline = time.monotonic() + 30  # the pool sees the death as it comes
             while time.monotonic() < deadline:
                 copies.stats_many(items_of(40))
+
+
+def test_a_module_that_takes_sigpipe_at_collection_leaves_the_tests_pythons():
+    """test_whitespace_rule.py imports sacrebleu.sacrebleu, which sets SIGPIPE to the
+    default as it is imported, at collection: the test above then died with pytest (exit
+    141, no summary) when the pool wrote to the worker it had killed. Collected
+    together, the test passes and pytest says so."""
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "tests/test_whitespace_rule.py", "tests/test_pool.py",
+         "-k", "a_worker_that_died_is_an_error"],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert "\n1 passed" in ran.stdout
 
 
 def test_a_script_without_a_main_guard_gets_an_error_not_endless_workers(tmp_path):

@@ -80,3 +80,21 @@ def test_a_mecab_tokenizer_without_its_extra_names_it():
     done = without_extras("corpus-score", *DE_EN_REFS, DE_EN_HYP, "-tok", "ja-mecab")
     assert done.returncode == 1
     assert "pip install 'evalproto[ja]'" in done.stderr
+
+
+def test_an_exception_that_ends_a_thread_fails_its_test(tmp_path):
+    """The suite's configuration turns an unhandled exception in a thread (such as a
+    writer thread's RuntimeError) into the failure of the test it happened in, instead
+    of a warning in the summary."""
+    (tmp_path / "test_threads_fail.py").write_text(
+        "import threading\n\n"
+        "def test_a_thread_that_raises():\n"
+        "    thread = threading.Thread(target=lambda: 1 / 0)\n"
+        "    thread.start()\n"
+        "    thread.join()\n")
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-c", str(ROOT / "setup.cfg"), "--rootdir", str(tmp_path),
+                          str(tmp_path / "test_threads_fail.py")],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout
+    assert "1 failed" in ran.stdout and "PytestUnhandledThreadExceptionWarning" in ran.stdout

@@ -124,6 +124,7 @@ class EvaluatorProcess(ClosedOnExit):
         self.info: Optional[Dict[str, Any]] = None
         self._stat_names: Optional[Tuple[str, ...]] = None
         self._lock = threading.Lock()  # starting and stopping, from any thread
+        self._sending = threading.Lock()  # handing request lines to writer threads
         self._state = State.ASKED if probe_info else State.UNDESCRIBED
         self._start()
         if probe_info:
@@ -382,12 +383,14 @@ class EvaluatorProcess(ClosedOnExit):
             checked = self._state is State.DESCRIBED
         if checked:
             lines = [*lines, "INFO\n"]
-        first_request = self._requested + 1
-        self._requested += len(lines)
-        self._writer = threading.Thread(target=self._write, args=(lines, self._writer),
-                                        daemon=True)
-        self._writer.start()
-        return first_request, self._writer, checked
+        with self._sending:  # the next writer joins this one: started before it is seen
+            first_request = self._requested + 1
+            self._requested += len(lines)
+            writer = threading.Thread(target=self._write, args=(lines, self._writer),
+                                      daemon=True)
+            writer.start()
+            self._writer = writer
+        return first_request, writer, checked
 
     def _write(self, lines: Sequence[str], after: Optional[threading.Thread]) -> None:
         """Send request lines once `after` has sent its own; a dead evaluator is
