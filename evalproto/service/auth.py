@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine, Row
 
 from evalproto.service import store
 from evalproto.service.errors import Forbidden, Invalid, Unauthorized
+from evalproto.service.names import token_problem
 
 ADMIN_ENV = "EVALPROTO_ADMIN_TOKEN"
 ADMIN_SETTING = "admin_token_sha256"
@@ -44,6 +45,9 @@ def admin_token(engine: Engine, token_file: Path) -> AdminToken:
     start, whose token was written to `token_file` (mode 0600)."""
     given = os.environ.get(ADMIN_ENV)
     if given is not None:
+        problem = token_problem(given)
+        if problem is not None:
+            raise Invalid(f"{ADMIN_ENV} is not a token: {problem}")
         if len(given) < 16:
             raise Invalid(f"{ADMIN_ENV} is too short to be a token: give at least 16 "
                                 f"characters (e.g. python3 -c 'import secrets; "

@@ -12,6 +12,7 @@ from urllib.parse import quote
 import httpx
 
 from evalproto.base.errors import EvalprotoError
+from evalproto.service.names import token_problem
 
 TIMEOUT = httpx.Timeout(300.0, connect=10.0)
 WAIT_POLL = 0.25
@@ -26,6 +27,7 @@ class Client:
 
     def __init__(self, server: str, token: Optional[str] = None) -> None:
         self.server = server.rstrip("/")
+        token = checked_token(token.strip()) if token else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.server, headers=headers, timeout=TIMEOUT)
 
@@ -120,6 +122,15 @@ class Client:
     def stats_file(self, task: str, dataset: str, model: str) -> str:
         path = f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/stats/{_q(model)}"
         return self._call("GET", path).text
+
+
+def checked_token(token: str) -> str:
+    """`token`, if it can be one (the message never shows it)."""
+    problem = token_problem(token)
+    if problem is not None:
+        raise ServiceError(f"the token (--token or EVALPROTO_TOKEN) is not a token: "
+                           f"{problem}")
+    return token
 
 
 def _q(name: str) -> str:

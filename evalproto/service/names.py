@@ -1,6 +1,7 @@
 """The names the service stores (tasks, datasets, teams, models) follow Dynabench's rule
 for dataset names, and the names of uploads (used in messages) are base names: nothing
-from a request becomes a path, and a name from the service can safely name a file."""
+from a request becomes a path, and a name from the service can safely name a file.
+Tokens are printable ASCII."""
 
 from __future__ import annotations
 
@@ -41,3 +42,16 @@ def whole_number(value: str) -> Optional[int]:
     if not _NUMBER.match(value) or int(value) > MAX_NUMBER:
         return None
     return int(value)
+
+
+def token_problem(token: str) -> Optional[str]:
+    """What keeps `token` from being one, or None. The service's tokens are URL-safe
+    ASCII, and an HTTP header carries nothing but printable ASCII (a line break would
+    end it), so no other token could ever be presented."""
+    bad = next((character for character in token if not "!" <= character <= "~"), None)
+    if bad is None:
+        return None
+    what = ("a line break" if bad in "\r\n" else "a space" if bad == " "
+            else "a control character" if bad.isascii() else "a character that is not ASCII")
+    return (f"it holds {what}; a token is printable ASCII without spaces, as `evalproto "
+            f"board add-team` and the server's admin token file give it")

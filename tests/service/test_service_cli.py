@@ -91,7 +91,38 @@ def test_serve_refuses_what_it_cannot_do_in_one_line(tmp_path):
     done = run("serve", "--port", "0", cwd=tmp_path, env={"EVALPROTO_ADMIN_TOKEN": "short"})
     assert done.returncode == 1
     assert done.stderr.startswith("Error: EVALPROTO_ADMIN_TOKEN is too short to be a token")
+    done = run("serve", "--port", "0", cwd=tmp_path,
+               env={"EVALPROTO_ADMIN_TOKEN": "é" * 20})
+    assert done.returncode == 1
+    assert done.stderr == ("Error: EVALPROTO_ADMIN_TOKEN is not a token: it holds a "
+                           "character that is not ASCII; a token is printable ASCII without "
+                           "spaces, as `evalproto board add-team` and the server's admin "
+                           "token file give it\n")
     assert list(tmp_path.glob("*.admin-token")) == []
+
+
+@pytest.mark.parametrize("token, holds", [
+    ("secrét-token", "a character that is not ASCII"),
+    ("secret\ntoken", "a line break"),
+    ("secret token", "a space"),
+    ("secret\x7ftoken", "a control character"),
+])
+@pytest.mark.parametrize("given", ["option", "environment"])
+def test_a_token_no_header_can_carry_is_a_bad_token_not_a_crash(tmp_path, token, holds, given):
+    """A token with a character outside printable ASCII was an internal error
+    (UnicodeEncodeError), and one with a line break "cannot reach the evaluation
+    service" (httpx refuses the header): it is a bad token, and the message does not
+    show it. No server is needed to say so."""
+    args = ["board", "leaderboard", "mt", "--server", "http://127.0.0.1:9"]
+    env = {"EVALPROTO_TOKEN": token} if given == "environment" else {}
+    done = run(*args, *(["--token", token] if given == "option" else []), cwd=tmp_path,
+               env=env)
+    assert done.returncode == 1
+    assert done.stderr == (f"Error: the token (--token or EVALPROTO_TOKEN) is not a token: "
+                           f"it holds {holds}; a token is printable ASCII without spaces, as "
+                           f"`evalproto board add-team` and the server's admin token file "
+                           f"give it\n")
+    assert done.stdout == ""
 
 
 BLOCKED = "import sys\nfor name in {names}:\n    sys.modules[name] = None  # not installed\n"
