@@ -215,6 +215,19 @@ def assert_ends(pid: int, seconds: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+def running_commands(fragment: str) -> List[int]:
+    """The running processes whose command line holds `fragment` (zombies aside)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if fragment in (entry / "cmdline").read_text(errors="replace") and \
+                    "zombie" not in (entry / "status").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 def wait_for_file(path: Path, seconds: float = 20.0) -> int:
     """The number a process wrote into `path`, once it has written it."""
     deadline = time.monotonic() + seconds

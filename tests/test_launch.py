@@ -5,9 +5,18 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
-from conftest import DE_EN_HYP, DE_EN_REFS, json_rows, script
+from conftest import (
+    DE_EN_HYP,
+    DE_EN_REFS,
+    assert_ends,
+    json_rows,
+    process_state,
+    running_commands,
+    script,
+)
 
 from evalproto import EvaluatorProcess
 from evalproto.base import processes
@@ -147,3 +156,33 @@ def test_the_command_with_a_head_start_scores_as_in_process():
     piped, in_process = run("-e", script("bleu-evaluator")), run("-m", "bleu")
     assert piped["score"] == in_process["score"]
     assert json.dumps(piped["stats"]) == json.dumps(in_process["stats"])
+
+
+KEEPS_GROUPS = """
+import subprocess, sys, time
+from evalproto.base import processes
+processes.keep_groups_after_exit()
+kept = processes.spawn([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[1]])
+ended = processes.spawn([sys.executable, "-c", "import time; time.sleep(600)", sys.argv[1]])
+processes.end(ended)  # ended here: the keeper lets it be
+print(kept.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_process_killed_with_9_takes_its_evaluator_groups_with_it(tmp_path):
+    """With keep_groups_after_exit (a server's workers), each group a process starts
+    ends with that process, kill -9 included: a keeper process ends them."""
+    mark = f"evalproto-kept-{os.getpid()}-{time.monotonic_ns()}"
+    starter = subprocess.Popen([sys.executable, "-c", KEEPS_GROUPS, mark],
+                               stdout=subprocess.PIPE, text=True)
+    kept = int(starter.stdout.readline())
+    assert process_state(kept) == "running"
+    assert sorted(running_commands(mark)) == sorted([starter.pid, kept])  # not `ended`
+    starter.kill()
+    starter.wait()
+    assert_ends(kept)
+    deadline = time.monotonic() + 20
+    while running_commands(mark):
+        assert time.monotonic() < deadline, f"left running: {running_commands(mark)}"
+        time.sleep(0.05)

@@ -3,10 +3,12 @@
 Every evaluator runs in its own process group (its own session), so that a shell
 wrapper's children go with it: on failure or Ctrl-C the whole group is killed, and at
 a clean end anything the evaluator left running in the background is killed too, once
-the evaluator itself has exited. Processes may be started ahead of need (the `evalproto`
-command starts its -e evaluators before its own slow imports) and taken later by the
-code that needs them. Only the standard library (and evalproto.base.compiled, which
-imports no more) is imported here, so that the head start comes before anything slow.
+the evaluator itself has exited. Where the process that started a group may itself be
+killed (a server's worker), a group keeper ends its groups after it (KEEP_GROUPS).
+Processes may be started ahead of need (the `evalproto` command starts its -e
+evaluators before its own slow imports) and taken later by the code that needs them.
+Only the standard library (and evalproto.base.compiled, which imports no more) is
+imported here, so that the head start comes before anything slow.
 """
 
 from __future__ import annotations
@@ -18,12 +20,23 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from evalproto.base.compiled import ONE_THREAD
 
 _started: Dict[Tuple[Tuple[str, ...], bool], List[subprocess.Popen]] = {}
 _POLL_SECONDS = 0.01
+
+KEEP_GROUPS = "EVALPROTO_KEEP_GROUPS"
+"""Set to 1 in a process's environment (keep_groups_after_exit), for it and every
+process it starts: each process group that one of them starts is ended once that
+process has ended, even by kill -9, by a keeper process of its own
+(evalproto.base.groupkeeper, started on its first group)."""
+_KEEPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "groupkeeper.py")
+_keeping = threading.Lock()
+_keeper: Optional[subprocess.Popen] = None
+_keeper_of = 0  # the process that started _keeper (a forked child needs its own)
+_kept: Set[int] = set()  # the groups started here and not ended yet
 
 
 def most_copies() -> int:
@@ -36,9 +49,41 @@ def most_copies() -> int:
 def spawn(argv: Sequence[str], copy: bool = False) -> subprocess.Popen:
     """Start an evaluator with its three pipes, in its own process group; as one of
     several copies (`copy`, -j), told to run its kernels on one thread (ONE_THREAD)."""
-    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True,
-                            env={**os.environ, **ONE_THREAD} if copy else None)
+    process = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True,
+                               env={**os.environ, **ONE_THREAD} if copy else None)
+    _keep(process.pid, True)
+    return process
+
+
+def keep_groups_after_exit() -> None:
+    """From now on, the process groups that this process and the processes it starts
+    start are ended when the process that started them ends, however it ends (see
+    KEEP_GROUPS): a server's workers are killed with it, and their evaluators must not
+    outlive them."""
+    os.environ[KEEP_GROUPS] = "1"
+
+
+def _keep(group: int, started: bool) -> None:
+    """Tell this process's group keeper that `group` was started, or ended here."""
+    global _keeper, _keeper_of
+    if os.environ.get(KEEP_GROUPS) != "1":
+        return
+    with _keeping:
+        (_kept.add if started else _kept.discard)(group)
+        told = f"{'+' if started else '-'}{group}\n"
+        if _keeper is None or _keeper_of != os.getpid() or _keeper.poll() is not None:
+            _keeper = subprocess.Popen([sys.executable, "-I", _KEEPER],
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
+            _keeper_of = os.getpid()
+            told = "".join(f"+{kept}\n" for kept in sorted(_kept))
+        try:
+            assert _keeper.stdin is not None
+            _keeper.stdin.write(told.encode("ascii"))
+            _keeper.stdin.flush()
+        except OSError:  # the keeper died: the next group starts another
+            pass
 
 
 def start_ahead(argv: Sequence[str], copy: bool = False) -> None:
@@ -60,6 +105,7 @@ def kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass  # the group is already gone
+    _keep(process.pid, False)
 
 
 def exit_status(process: subprocess.Popen, seconds: float) -> Optional[int]:

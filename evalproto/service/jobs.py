@@ -31,7 +31,7 @@ from sqlalchemy.engine import Engine, Row
 
 from evalproto.api.board import Scored, rows_to_bytes, score_predictions
 from evalproto.base.errors import EvalprotoError
-from evalproto.base.processes import die_with_parent, ignore_interrupts
+from evalproto.base.processes import die_with_parent, ignore_interrupts, keep_groups_after_exit
 from evalproto.service import store
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import MetricSpec
@@ -60,6 +60,7 @@ class Workers:
     `scheduler` (an address, or local[:N])."""
 
     def __init__(self, jobs: int, scheduler: Optional[str] = None) -> None:
+        keep_groups_after_exit()  # no evaluator outlives the worker, or server, that ran it
         self._stack = ExitStack()
         self._client: Any = None
         self._pool: Optional[ProcessPoolExecutor] = None

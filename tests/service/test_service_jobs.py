@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from conftest import assert_ends
+from conftest import assert_ends, running_commands
 from sqlalchemy import create_engine, func, select
 
 import evalproto
@@ -118,19 +118,6 @@ def test_a_server_killed_during_a_job_finishes_it_after_a_restart(database, star
         assert entries[spec.spec]["n"] == 3000
     assert again.stop() == 0
     until(lambda: not running_commands(str(evaluator)), "every evaluator process to end")
-
-
-def running_commands(fragment: str) -> List[int]:
-    """The processes whose command line holds `fragment` (zombies aside)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if fragment in (entry / "cmdline").read_text(errors="replace") and \
-                    "zombie" not in (entry / "status").read_text():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def test_twenty_submissions_at_once_are_all_there_and_right(database, start_server,
@@ -477,3 +464,45 @@ def test_leaderboard_wait_gives_up_after_its_timeout(database, start_server, tmp
     assert "m1" in result.output
     result = server.board("leaderboard", "mt", "--wait-timeout", "5")
     assert result.exit_code == 2 and "--wait-timeout goes with --wait" in result.output
+
+
+STUCK_EVALUATOR = textwrap.dedent("""
+    import subprocess, sys, time
+    mark = sys.argv[1]
+    for line in sys.stdin:
+        command, *fields = [field.strip() for field in line.split("|||")]
+        if command == "SCORE":  # stuck in its first request, a child of its own beside it
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", mark])
+            open(mark, "w").close()
+            time.sleep(600)
+        print("ERROR unknown command", flush=True)
+""")
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "kill -9"])
+def test_a_stopped_or_killed_server_leaves_no_evaluator_behind(start_server, tmp_path, stop):
+    """An evaluator command still at work when its server stopped (SIGTERM: exit 0) or
+    died (kill -9: its workers die with it) ran on under PID 1, with what it started:
+    each evaluator's process group now ends with the process that started it."""
+    mark = tmp_path / f"stuck-{os.getpid()}-{stop.replace(' ', '')}"
+    evaluator = tmp_path / "stuck_evaluator.py"
+    evaluator.write_text(STUCK_EVALUATOR)
+    server = start_server(f"sqlite:///{tmp_path / 'board.db'}", "--jobs", "2")
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [
+        {"spec": "bleu"}, {"spec": f"{sys.executable} {evaluator} {mark}", "kind": "command"}]})
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows()[:30])
+    server.ok("POST", "/api/tasks/mt/datasets/ds", content=dataset.read_bytes())
+    predictions = jsonl(tmp_path / "p.jsonl", prediction_rows(lines("de-en.hyp.LT22.en")[:30]))
+    server.ok("POST", "/api/tasks/mt/datasets/ds/models/m", token,
+              content=predictions.read_bytes())
+    until(mark.exists, "the evaluator command to be at work")
+    stuck = running_commands(str(mark))  # the worker's evaluator, its child, the server's
+    assert len(stuck) == 3, stuck
+    if stop == "SIGTERM":
+        assert server.stop() == 0, server.text()
+    else:
+        server.kill()
+    for pid in stuck:
+        assert_ends(pid)
+    until(lambda: not running_commands(str(mark)), "every process of the evaluator's group")
