@@ -107,6 +107,29 @@ def test_an_evaluator_that_exits_on_its_first_score_after_ignoring_info(tmp_path
     assert caught.value.item == 0
 
 
+@pytest.mark.parametrize("on_info", ['print("ERROR no INFO", flush=True); sys.exit(3)',
+                                     "sys.exit(3)", 'reply = "ERROR unknown command"'])
+def test_an_evaluator_closed_unused_is_not_started_again_to_be_closed(tmp_path, on_info):
+    """Asked for INFO and nothing else, an evaluator that does not know INFO (it exits on
+    it, or refuses it) was started again without INFO only to be closed, with a warning
+    about its missing description; an exit that INFO caused is no fault either."""
+    starts = tmp_path / "starts"
+    command = fake(tmp_path, startup=f"open({str(starts)!r}, 'a').write('started\\n')",
+                   on_unknown=on_info)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        process = EvaluatorProcess(command, timeout=20)
+        process.close()
+    assert starts.read_text() == "started\n"
+    assert process._process.poll() is not None
+
+
+def test_a_described_evaluator_closed_unused_is_described(tmp_path):
+    with EvaluatorProcess(script("bleu-evaluator"), timeout=20) as process:
+        pass
+    assert process.info["name"] == "bleu"
+
+
 # -- replies in step -------------------------------------------------------------------------
 
 DESCRIBED = textwrap.dedent("""

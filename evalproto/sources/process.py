@@ -40,7 +40,7 @@ from evalproto.base import processes
 from evalproto.base.errors import EvaluatorError, EvaluatorWarning, SetupError, warn
 from evalproto.base.items import Item, checked_items
 from evalproto.base.numerals import shorten
-from evalproto.sources.handshake import INFO_WAIT, Action, State, classify, reason, step
+from evalproto.sources.handshake import INFO_WAIT, Action, Event, State, classify, reason, step
 from evalproto.wire.protocol import (
     MAX_LINE_BYTES,
     LineTooLong,
@@ -70,6 +70,25 @@ class ClosedOnExit:
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def _settle_unused(self) -> None:
+        """Close an evaluator that was asked for INFO and nothing else. A description is
+        taken (the evaluator then closes as any); a refusal or an exit (it does not
+        know INFO) or silence ends it here: it is not started again without INFO only
+        to be closed, nor blamed for the exit that INFO caused, nor warned about."""
+        wait = INFO_WAIT if self.timeout is None else min(self.timeout, INFO_WAIT)
+        try:
+            line = self._next_line(max(0.0, self._info_asked_at + wait - time.monotonic()))
+        except queue.Empty:
+            line = None
+        else:
+            if line is not None and not isinstance(line, LineTooLong) and \
+                    classify(_decode(line)) is Event.DESCRIPTION:
+                self._hand_shake(line)
+                return
+        self._close_stdin()
+        processes.exit_status(self._process, _EXIT_GRACE_SECONDS)
+        self.terminate()
 
     def terminate(self) -> None:
         raise NotImplementedError
@@ -285,6 +304,10 @@ class EvaluatorProcess(ClosedOnExit):
         killed with its group."""
         if self._state is State.STOPPED:
             return
+        if self._state is State.ASKED and self._requested == 1:  # asked for INFO alone
+            self._settle_unused()
+            if self._state is State.STOPPED:
+                return
         self._described()
         self._close_stdin()
         status = processes.exit_status(self._process, _EXIT_GRACE_SECONDS)
