@@ -20,6 +20,7 @@ from conftest import (
     read_lines,
     refusing,
     run_cli,
+    running_commands,
     script,
     with_bad_line,
 )
@@ -174,3 +175,29 @@ def marked_processes(mark):
         except (OSError, ValueError):
             continue
     return [pid for pid in found if process_state(pid) == "running"]
+
+
+def test_ending_copies_whose_children_left_their_group_takes_no_wait(tmp_path):
+    """terminate() (an error, Ctrl-C) waited for each copy's output to be read to its
+    end, up to 5 s a pipe: 10 s a copy whose child had left the process group holding
+    them open. It waits for none of it now."""
+    from evalproto.sources.pool import EvaluatorPool
+    from evalproto.sources.specs import MetricSpec
+
+    mark = f"evalproto-escaped-{os.getpid()}-{time.monotonic_ns()}"
+    command = fake(tmp_path, startup=(
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {mark!r}],"
+        f" start_new_session=True)"))
+    try:
+        copies = EvaluatorPool(MetricSpec("command", command), 3, 30)
+        assert copies.stats_many(ITEMS_OF_THREE).tolist() == [[1, 3, 2], [1, 2, 1], [1, 1, 3]]
+        assert len(running_commands(mark)) >= 3  # one a copy (two, if started again)
+        began = time.monotonic()
+        copies.terminate()
+        assert time.monotonic() - began < 5  # was 30 s or more
+    finally:
+        for pid in running_commands(mark):
+            os.kill(pid, signal.SIGKILL)
+
+
+ITEMS_OF_THREE = [(["a b c"], "a b"), (["d e"], "d"), (["f"], "f g h")]

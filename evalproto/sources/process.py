@@ -71,25 +71,6 @@ class ClosedOnExit:
     def close(self) -> None:
         raise NotImplementedError
 
-    def _settle_unused(self) -> None:
-        """Close an evaluator that was asked for INFO and nothing else. A description is
-        taken (the evaluator then closes as any); a refusal or an exit (it does not
-        know INFO) or silence ends it here: it is not started again without INFO only
-        to be closed, nor blamed for the exit that INFO caused, nor warned about."""
-        wait = INFO_WAIT if self.timeout is None else min(self.timeout, INFO_WAIT)
-        try:
-            line = self._next_line(max(0.0, self._info_asked_at + wait - time.monotonic()))
-        except queue.Empty:
-            line = None
-        else:
-            if line is not None and not isinstance(line, LineTooLong) and \
-                    classify(_decode(line)) is Event.DESCRIPTION:
-                self._hand_shake(line)
-                return
-        self._close_stdin()
-        processes.exit_status(self._process, _EXIT_GRACE_SECONDS)
-        self.terminate()
-
     def terminate(self) -> None:
         raise NotImplementedError
 
@@ -327,6 +308,25 @@ class EvaluatorProcess(ClosedOnExit):
         self._release_pipes()
         self._state = State.STOPPED
 
+    def _settle_unused(self) -> None:
+        """Close an evaluator that was asked for INFO and nothing else. A description is
+        taken (the evaluator then closes as any); a refusal or an exit (it does not
+        know INFO) or silence ends it here: it is not started again without INFO only
+        to be closed, nor blamed for the exit that INFO caused, nor warned about."""
+        wait = INFO_WAIT if self.timeout is None else min(self.timeout, INFO_WAIT)
+        try:
+            line = self._next_line(max(0.0, self._info_asked_at + wait - time.monotonic()))
+        except queue.Empty:
+            line = None
+        else:
+            if line is not None and not isinstance(line, LineTooLong) and \
+                    classify(_decode(line)) is Event.DESCRIPTION:
+                self._hand_shake(line)
+                return
+        self._close_stdin()
+        processes.exit_status(self._process, _EXIT_GRACE_SECONDS)
+        self.terminate()
+
     def terminate(self) -> None:
         """Stop the evaluator and anything it started, and reap it (on errors and
         Ctrl-C); once stopped, it is never started again."""
@@ -335,19 +335,18 @@ class EvaluatorProcess(ClosedOnExit):
             self._end_process()
 
     def _end_process(self) -> None:
+        """Kill the group and reap the process. Its output pipes' threads end, and close
+        them, by themselves (each reads only its pipes): nothing waits for them, so that
+        Ctrl-C ends a run of many copies at once, whatever children left their group."""
         processes.kill_group(self._process)
         self._process.wait()
         self._close_stdin()
-        self._release_pipes()
 
     def _release_pipes(self) -> None:
-        """Close the ended process's output pipes once their threads have read them to
-        the end (killed with its group, the process holds them open no longer)."""
-        for thread, stream in ((self._reader, self._process.stdout),
-                               (self._drainer, self._process.stderr)):
+        """At a clean close, wait (a bounded while: a child that left the group may hold
+        them open) for the ended process's output pipes to be read to the end."""
+        for thread in (self._reader, self._drainer):
             thread.join(timeout=_EXIT_GRACE_SECONDS)
-            if not thread.is_alive() and stream is not None:
-                stream.close()
 
     # -- the process and its three pipes ------------------------------------------
 
@@ -466,6 +465,7 @@ class EvaluatorProcess(ClosedOnExit):
         while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
             if stderr is self._process.stderr:  # not a replaced copy's
                 self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL_BYTES:]
+        stderr.close()
 
     def _close_stdin(self) -> None:
         try:
@@ -659,6 +659,7 @@ def _read_replies(stdout: BinaryIO, replies: queue.Queue) -> None:
     """Hand over one process's output lines as they arrive, and None at its end."""
     for lines in arrived_lines(stdout):
         replies.put(lines)
+    stdout.close()
     replies.put(None)
 
 
