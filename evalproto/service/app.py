@@ -32,7 +32,14 @@ from evalproto.base.version import __version__
 from evalproto.service import actions, auth, pages, store
 from evalproto.service.boards import Boards
 from evalproto.service.context import MAX_UPLOAD, Service, Settings
-from evalproto.service.errors import Invalid, NotFound, Refused, escaped, log_refusal
+from evalproto.service.errors import (
+    Invalid,
+    NotFound,
+    Refused,
+    described,
+    escaped,
+    log_refusal,
+)
 from evalproto.service.jobs import Dispatcher, Workers
 from evalproto.service.names import MAX_NUMBER, check_name
 from evalproto.sources.specs import MetricSpec
@@ -356,7 +363,7 @@ def _handle_errors(app: FastAPI) -> None:
                 log.exception("request %s", request.state.request_id)
             response = _answer(request, 500, f"internal error ({type(exc).__name__}); the "
                                              f"server's log has its request id",
-                               logged=f"internal error ({type(exc).__name__}: {exc})")
+                               logged=f"internal error ({described(exc)})")
         response.headers["X-Request-ID"] = request.state.request_id
         return response
 

@@ -35,7 +35,7 @@ from evalproto.api.scoring import Metric
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
-from evalproto.service.errors import Conflict, Invalid, NotFound, Refused
+from evalproto.service.errors import Conflict, Invalid, NotFound, Refused, described
 from evalproto.service.jobs import Workers
 from evalproto.sources.specs import MetricSpec
 from evalproto.stats.resampling import DEFAULT_SEED
@@ -189,7 +189,7 @@ class Boards:
             try:
                 self.standings([item])
             except Exception as exc:  # the next read asks again
-                log.warning("standings not computed: %s: %s", type(exc).__name__, exc)
+                log.warning("standings not computed: %s", described(exc))
 
     def _arguments(self, item: Tuple[Row, DatasetText, int, Dict[str, int]],
                    stored: Dict[int, bytes]) -> Tuple[Any, ...]:
@@ -329,7 +329,7 @@ class Boards:
             for task in sorted(tasks):
                 self.leaderboard(task)
         except Exception as exc:  # a task removed meanwhile, a database away: next time
-            log.warning("leaderboards not prepared: %s: %s", type(exc).__name__, exc)
+            log.warning("leaderboards not prepared: %s", described(exc))
 
     def version(self, task_name: str) -> Tuple[Any, ...]:
         """A task's version (store.task_version) with the standings computed so far:

@@ -50,6 +50,26 @@ class Conflict(Refused):
 
 
 
+def described(exc: BaseException) -> str:
+    """An exception in words for a log line or a job's message, with no stored value in
+    it. A database's own message may quote one (PostgreSQL's DETAIL: "Key
+    (token_hash)=(...) already exists"; its "invalid input syntax" quotes the input),
+    which SQLAlchemy's hide_parameters does not hide: a database error is said by its
+    kind, its SQLSTATE and the schema's names it gives (table, column, constraint)."""
+    original = getattr(exc, "orig", None)
+    if original is None or not isinstance(original, Exception):
+        return f"{type(exc).__name__}: {exc}"
+    diagnosis = getattr(original, "diag", None)
+    names = [f"{what} {getattr(diagnosis, f'{what}_name', None)}"
+             for what in ("table", "column", "constraint")
+             if getattr(diagnosis, f"{what}_name", None)]
+    code = getattr(original, "sqlstate", None)
+    details = [*([f"SQLSTATE {code}"] if code else []), *names]
+    if not hasattr(original, "sqlstate"):  # SQLite: its messages name no stored value
+        details = [str(original)]
+    return f"{type(exc).__name__} ({type(original).__name__}: {'; '.join(details)})"
+
+
 def log_refusal(request_id: str, method: str, path: str, status: int, message: str) -> None:
     """The one line an error leaves in the server's log, with the request's id. The
     path is the request's, decoded (%0A is a line break): its control characters are

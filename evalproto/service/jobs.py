@@ -33,6 +33,7 @@ from evalproto.api.board import Scored, rows_to_bytes, score_predictions
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.processes import die_with_parent, ignore_interrupts, keep_groups_after_exit
 from evalproto.service import store
+from evalproto.service.errors import described
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import MetricSpec
 
@@ -233,7 +234,7 @@ class Dispatcher:
                 self._take_jobs()
                 self._settle()
             except Exception as exc:  # the database went away for a moment: try again
-                log.error("jobs: %s: %s", type(exc).__name__, exc)
+                log.error("jobs: %s", described(exc))
                 self._stop.wait(IDLE_POLL)
             self._wake.wait(IDLE_POLL)
             self._wake.clear()
@@ -294,10 +295,9 @@ class Dispatcher:
                 else:
                     store.fail(connection, job, f"it could not be sent to a worker on "
                                                 f"{job.attempts} attempts "
-                                                f"({type(exc).__name__}: {exc})")
+                                                f"({described(exc)})")
         except Exception as again:
-            log.error("job %d: it could not be queued again: %s: %s", job.id,
-                      type(again).__name__, again)
+            log.error("job %d: it could not be queued again: %s", job.id, described(again))
 
     def _dataset(self, connection: Any, dataset_id: int) -> bytes:
         """A dataset's bytes, from the few kept at hand (jobs come in runs)."""
@@ -332,11 +332,10 @@ class Dispatcher:
                         _record(connection, job, outcome)
                 self._changed.add(job.task)
             except Exception as exc:  # a job is never left running for good
-                log.error("job %d: its end could not be written: %s: %s", job.id,
-                          type(exc).__name__, exc)
+                log.error("job %d: its end could not be written: %s", job.id, described(exc))
                 with store.writing(self.engine) as connection:  # if this fails: next time
                     store.fail(connection, job, f"its end could not be written "
-                                                f"({type(exc).__name__}: {exc})")
+                                                f"({described(exc)})")
             del self._running[future]
         if broken:
             self.workers.restart(only_broken=True)
@@ -351,7 +350,7 @@ def _outcome(future: Future) -> Scored | str:
     except EvalprotoError as exc:
         return str(exc)
     except Exception as exc:  # a bug in a metric or here: the job says what
-        return f"internal error ({type(exc).__name__}: {exc})"
+        return f"internal error ({described(exc)})"
 
 
 def _record(connection: Any, job: store.Job, scored: Scored) -> None:

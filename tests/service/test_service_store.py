@@ -284,3 +284,41 @@ def test_a_server_taken_for_dead_ends_none_of_the_jobs_taken_over(database):
             assert connection.execute(select(store.jobs.c.state)).scalar_one() == "failed"
     finally:
         engine.dispose()
+
+
+def test_a_database_error_is_said_without_the_values_it_quotes(database):
+    """PostgreSQL's messages quote stored values (DETAIL: Key (token_hash)=(...) already
+    exists; invalid input syntax ... "the input"), which hide_parameters does not hide:
+    what the service logs, or keeps as a job's message, names the error's kind, its
+    SQLSTATE and the schema's names only."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from evalproto.service.errors import described
+
+    engine = store.open_engine(store.database_url(database))
+    secret = "f00dfeed" * 8
+    try:
+        store.migrate(engine)
+        with store.writing(engine) as connection:
+            store.add_team(connection, "lab-a", secret)
+        with pytest.raises(DBAPIError) as caught:
+            with store.writing(engine) as connection:
+                connection.execute(insert(store.teams).values(
+                    name="lab-b", token_hash=secret, created=0.0))
+        assert secret in str(caught.value.orig) or "postgresql" not in database
+        said = described(caught.value)
+        assert secret not in said
+        assert said.startswith("IntegrityError (")
+        assert "token_hash" in said
+        if "postgresql" in database:
+            assert "SQLSTATE 23505" in said and "constraint uq_teams_token_hash" in said
+            with pytest.raises(DBAPIError) as caught:
+                with store.reading(engine) as connection:
+                    connection.execute(text("SELECT CAST(:value AS INTEGER)"),
+                                       {"value": secret})
+            assert secret in str(caught.value.orig)
+            assert secret not in described(caught.value)
+            assert "SQLSTATE 22P02" in described(caught.value)
+    finally:
+        engine.dispose()
