@@ -18,6 +18,7 @@ import math
 import os
 import queue
 import secrets
+import signal
 import socket
 import threading
 import time
@@ -25,7 +26,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, Optional, Sequence, Set
 
 from sqlalchemy.engine import Engine, Row
 
@@ -45,15 +46,33 @@ same database may queue jobs)."""
 BEAT_SECONDS = 5.0
 """Seconds between heartbeats (see store.servers)."""
 MAX_DEATHS = 3
-"""Attempts a job has before a worker's death while it runs fails it: a job that was
-merely running beside one that killed its worker is run again, but one that kills
-every worker it runs in must end."""
+"""Failures of its own doing a job may cause (a worker that dies of it, a send that
+fails) before it fails: one that kills every worker it runs in must end, while a job
+merely running beside it, or cut off by a server's restart, is charged nothing."""
+_KNOWN_WORKERS = 64
+"""Worker processes remembered, to tell which of them died of themselves."""
+
+_announce: Optional[Any] = None
+"""In a local worker: where it says which job it runs (see Workers.charged)."""
+_DEATH_SECONDS = 5.0
+"""The longest wait for a broken pool's workers to have ended."""
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, announce: Any) -> None:
+    global _announce
     die_with_parent(parent)
     ignore_interrupts()  # Ctrl-C is the server's to act on
+    _announce = announce
     import evalproto.api.board  # noqa: F401  (loaded now, not on the first job)
+
+
+def _run_job(job: int, function: Callable[..., Any], *args: Any) -> Any:
+    """function(*args) in a local worker, once it has said that it runs `job`: one
+    short write to a pipe of several writers, so whole and never held by a lock that a
+    worker killed mid-way would keep."""
+    assert _announce is not None
+    _announce.send_bytes(f"{job} {os.getpid()}".encode("ascii"))
+    return function(*args)
 
 
 class Workers:
@@ -67,6 +86,10 @@ class Workers:
         self._pool: Optional[ProcessPoolExecutor] = None
         self._restarting = threading.Lock()
         self._keeper: Optional[queue.Queue] = None
+        self._known: OrderedDict[int, Any] = OrderedDict()  # worker processes by pid
+        self._ran_in: OrderedDict[int, int] = OrderedDict()  # each job's worker's pid
+        self._announced: Any = None  # the pipe's ends: what workers say they run
+        self._announce: Any = None
         self.jobs = jobs
         if scheduler:
             from evalproto.sources.dask import connect
@@ -82,10 +105,16 @@ class Workers:
         end is the process's: see die_with_parent)."""
         import multiprocessing
 
-        self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
-                                         initializer=_start_worker, initargs=(os.getpid(),))
+        context = multiprocessing.get_context("spawn")
+        if self._announced is None:  # one pipe for every pool's workers, held open here
+            self._announced, self._announce = context.Pipe(duplex=False)
+        self._pool = ProcessPoolExecutor(self.jobs, context, initializer=_start_worker,
+                                         initargs=(os.getpid(), self._announce))
         for _ in range(self.jobs):  # each started here, by the submission it takes
             self._pool.submit(os.getpid)
+        self._known.update(getattr(self._pool, "_processes", None) or {})
+        while len(self._known) > _KNOWN_WORKERS:
+            self._known.popitem(last=False)
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Future:
         if self._client is None:
@@ -102,6 +131,33 @@ class Workers:
 
         remote.add_done_callback(finished)
         return done
+
+    def submit_job(self, job: int, function: Callable[..., Any], *args: Any) -> Future:
+        """`submit_anew` of job `job`'s work; a local worker says first that it runs it."""
+        if self._client is not None:  # Dask tells a task that kills its workers itself
+            return self.submit_anew(function, *args)
+        return self.submit_anew(_run_job, job, function, *args)
+
+    def charged(self, jobs: Sequence[int]) -> Set[int]:
+        """Of these jobs, cut off by a worker's death (the pool then ends its other
+        workers with SIGTERM), those that ran in a worker that died of itself: their
+        own doing. All of them where that cannot be told (a worker that ended before
+        it said which job it ran, or every worker ended by SIGTERM)."""
+        while self._announced is not None and self._announced.poll():
+            job, pid = self._announced.recv_bytes().split()
+            self._ran_in[int(job)] = int(pid)
+            while len(self._ran_in) > _KNOWN_WORKERS:
+                self._ran_in.popitem(last=False)
+        charged = set()
+        for job in jobs:
+            worker = self._known.get(self._ran_in.get(job, 0))
+            if worker is None:
+                charged.add(job)
+                continue
+            worker.join(timeout=_DEATH_SECONDS)  # ended by the pool, or on its way
+            if worker.exitcode != -signal.SIGTERM:
+                charged.add(job)
+        return charged or set(jobs)
 
     def submit_anew(self, function: Callable[..., Any], *args: Any) -> Future:
         """`submit`, on a new pool if the pool was broken (a worker died)."""
@@ -151,6 +207,9 @@ class Workers:
             for worker in workers:
                 worker.kill()
                 worker.join()
+        for end in (self._announced, self._announce):
+            if end is not None:
+                end.close()
         self._stack.close()
 
 
@@ -275,8 +334,8 @@ class Dispatcher:
             return
         spec = MetricSpec(job.kind, job.spec)
         try:
-            future = self.workers.submit_anew(
-                score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
+            future = self.workers.submit_job(
+                job.id, score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
                 (f"{job.model}.predictions.jsonl", predictions), self.timeout)
         except Exception as exc:  # no worker to take it (a pool broken meanwhile)
             future = Future()
@@ -285,17 +344,17 @@ class Dispatcher:
         future.add_done_callback(lambda _: self._wake.set())
 
     def _release(self, job: store.Job, exc: Exception) -> None:
-        """A claimed job that could not be sent: queued again, or failed after
-        MAX_DEATHS attempts (a fault that does not pass); if the database cannot be
-        written either, a server that outlives this one queues it again."""
+        """A claimed job that could not be sent: charged and queued again, or failed on
+        its MAX_DEATHS-th such failure (a fault that does not pass); if the database
+        cannot be written either, a server that outlives this one queues it again."""
         try:
             with store.writing(self.engine) as connection:
-                if job.attempts < MAX_DEATHS:
-                    store.requeue(connection, [job.id], self.server)
+                if job.attempts + 1 < MAX_DEATHS:
+                    store.charge(connection, job)
                 else:
                     store.fail(connection, job, f"it could not be sent to a worker on "
-                                                f"{job.attempts} attempts "
-                                                f"({described(exc)})")
+                                                f"{job.attempts + 1} attempts "
+                                                f"({described(exc)})", charged=True)
         except Exception as again:
             log.error("job %d: it could not be queued again: %s", job.id, described(again))
 
@@ -309,23 +368,29 @@ class Dispatcher:
         return self._datasets[dataset_id]
 
     def _record_ends(self) -> None:
-        broken = False
-        for future in [future for future in self._running if future.done()]:
+        ended = [future for future in self._running if future.done()]
+        cut_off = [self._running[future].id for future in ended
+                   if isinstance(future.exception(), BrokenProcessPool)]
+        charged = self.workers.charged(cut_off) if cut_off else set()
+        for future in ended:
             job = self._running[future]
             outcome = _outcome(future)
-            died = isinstance(future.exception(), BrokenProcessPool)
-            broken = broken or died
+            died = job.id in cut_off
             try:
                 with store.writing(self.engine) as connection:
-                    if died and job.attempts < MAX_DEATHS:  # maybe another job's doing
+                    if died and job.id not in charged:  # another job's doing
                         store.requeue(connection, [job.id], self.server)
+                        log.warning("job %d: a worker process died beside it; it is queued "
+                                    "again", job.id)
+                    elif died and job.attempts + 1 < MAX_DEATHS:
+                        store.charge(connection, job)
                         log.warning("job %d: the worker process running it died; it is "
                                     "queued again", job.id)
                     elif died:
                         store.fail(connection, job, f"the worker process running it died "
-                                                    f"on each of its {job.attempts} attempts "
-                                                    f"(out of memory? a metric that "
-                                                    f"crashes?)")
+                                                    f"on each of its {job.attempts + 1} "
+                                                    f"attempts (out of memory? a metric that "
+                                                    f"crashes?)", charged=True)
                     elif isinstance(outcome, str):
                         store.fail(connection, job, outcome)
                     else:
@@ -337,7 +402,7 @@ class Dispatcher:
                     store.fail(connection, job, f"its end could not be written "
                                                 f"({described(exc)})")
             del self._running[future]
-        if broken:
+        if cut_off:
             self.workers.restart(only_broken=True)
 
 

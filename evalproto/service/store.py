@@ -148,7 +148,7 @@ jobs = Table(
     Column("metric_id", ForeignKey("metrics.id"), nullable=False),
     Column("state", String(16), nullable=False),
     Column("message", Text),  # why it failed, or what the metric warned of
-    Column("attempts", Integer, nullable=False),
+    Column("attempts", Integer, nullable=False),  # failures charged to it (see charge)
     _created(),
     Column("started", Float),
     Column("finished", Float),
@@ -606,7 +606,7 @@ class Job:
     predictions_id: int
     model: str
     task: str
-    attempts: int
+    attempts: int  # failures charged to it before this claim
     server: str  # the server that claimed it, and that alone ends it
 
 
@@ -620,7 +620,7 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
             return None
         taken = connection.execute(update(jobs).where(
             jobs.c.id == job_id, jobs.c.state == QUEUED).values(
-            state=RUNNING, started=now(), attempts=jobs.c.attempts + 1, server=server))
+            state=RUNNING, started=now(), server=server))
         if taken.rowcount:
             break
     found = connection.execute(
@@ -657,9 +657,11 @@ def finish(connection: Connection, job: Job, rows: Optional[bytes] = None, segme
         state=DONE, finished=now(), message=message))
 
 
-def fail(connection: Connection, job: Job, message: str) -> None:
+def fail(connection: Connection, job: Job, message: str, charged: bool = False) -> None:
+    """End a job as failed; `charged`: by a failure of its own doing (see charge)."""
     connection.execute(update(jobs).where(*_claimed(job)).values(
-        state=FAILED, finished=now(), message=message))
+        state=FAILED, finished=now(), message=message,
+        attempts=jobs.c.attempts + int(charged)))
 
 
 def _claimed(job: Job) -> Tuple[Any, ...]:
@@ -714,3 +716,11 @@ def requeue(connection: Connection, job_ids: Sequence[int], server: str) -> None
     connection.execute(update(jobs).where(jobs.c.id.in_(list(job_ids)),
                                           jobs.c.state == RUNNING, jobs.c.server == server)
                        .values(state=QUEUED, started=None, server=None))
+
+
+def charge(connection: Connection, job: Job) -> None:
+    """Count a failure that the running job itself caused (its worker died of it, or it
+    could not be sent), and queue it again. A job is charged only for its own doing:
+    not for a server's restart, nor for a death of a worker that another job caused."""
+    connection.execute(update(jobs).where(*_claimed(job)).values(
+        state=QUEUED, started=None, server=None, attempts=jobs.c.attempts + 1))

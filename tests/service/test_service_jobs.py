@@ -108,7 +108,7 @@ def test_a_server_killed_during_a_job_finishes_it_after_a_restart(database, star
     states = query(again.url, select(store.jobs.c.id, store.jobs.c.state,
                                      store.jobs.c.attempts))
     assert sorted(state for _, state, _ in states) == ["done", "done"]
-    assert {job: attempts for job, _, attempts in states}[running.id] == 2
+    assert {job: attempts for job, _, attempts in states}[running.id] == 0  # not its doing
     assert count(again.url, store.evaluations) == 2  # one per metric, none twice
     entries = {entry["metric"]: entry for entry in again.leaderboard("mt")}
     for spec in (evalproto.MetricSpec("in-process", "bleu"),
@@ -331,6 +331,36 @@ def test_a_job_that_kills_every_worker_ends_failed(database, start_server, tmp_p
     assert marker.read_text() == "killed\n" * 3
 
 
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_only_the_job_that_kills_its_worker_is_charged(database, start_server, tmp_path):
+    """--jobs 2: a job cut off three times by a job beside it that kills its worker each
+    time was failed with it ("died on each of its 3 attempts"); it is queued again
+    without a charge, and scored once the other has failed."""
+    gate, marker = tmp_path / "gate", tmp_path / "killed"
+    gated, killing = tmp_path / "gated.py", tmp_path / "killing.py"
+    gated.write_text(GATED_EVALUATOR)
+    killing.write_text(KILLING_EVALUATOR)
+    gate.touch()
+    server = start_server(database, "--jobs", "2")
+    slow = f"{sys.executable} {gated} {gate}"
+    killer = f"{sys.executable} {killing} always {marker}"
+    token = _board(server, tmp_path, [{"spec": slow, "kind": "command"},
+                                      {"spec": killer, "kind": "command"}])
+    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    until(lambda: marker.exists() and marker.read_text() == "killed\n" * 3,
+          "the killer's third kill")
+    until(lambda: server.ok("GET", "/api/tasks/mt/jobs")["failed"] == 1, "the killer to fail")
+    gate.unlink()
+    server.wait("mt")
+    entries = {entry["metric"]: entry for entry in server.leaderboard("mt")}
+    assert entries[slow]["status"] == "done", entries[slow]
+    assert entries[killer]["status"] == "failed"
+    assert "died on each of its 3 attempts" in entries[killer]["message"]
+    charged = dict(query(database, select(store.metrics.c.spec, store.jobs.c.attempts).join(
+        store.metrics, store.metrics.c.id == store.jobs.c.metric_id)))
+    assert charged == {slow: 0, killer: 3}
+
+
 def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
                                                                       monkeypatch):
     """The database fails between a job's claim and its start: the job is queued again
@@ -371,8 +401,8 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
             if attempt < jobs.MAX_DEATHS:
                 assert (state, message) == ("queued", None)
         assert state == "failed"
-        assert message.startswith("it could not be sent to a worker on 3 attempts "
-                                  "(OperationalError: "), message
+        assert message == ("it could not be sent to a worker on 3 attempts "
+                           "(OperationalError (Exception: connection lost))"), message
     finally:
         engine.dispose()
 
