@@ -14,7 +14,8 @@ its blocks and installed, and that page's commands run with it installed.
 
 docs/service.md and docs/lm-zoo.md are run by their own tests
 (tests/service/test_service_docs.py, which starts a server first, and
-tests/test_lmzoo.py).
+tests/test_lmzoo.py), and so are the README's blocks that use a server (`evalproto
+board`): by tests/service/test_service_docs.py.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Tuple
+from typing import Dict, Iterator, List
 
 import numpy as np
 import pytest
 from conftest import venv_with_package
+from docpages import ROOT, Command, commands, fenced
 
 import evalproto
 
-ROOT = Path(__file__).parent.parent
 OWN_TESTS = {"docs/service.md": "tests/service/test_service_docs.py",
              "docs/lm-zoo.md": "tests/test_lmzoo.py"}
 PAGES = ["README.md", *sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md")
@@ -44,45 +45,6 @@ COPIED = ("tests/data", "tests/lm_fixture")
 """What the examples read, copied into each page's directory."""
 PLUGIN_PAGE = "docs/sdk.md"
 """The page whose commands run with its plugin package installed."""
-
-
-def fenced(page: str, language: str) -> List[Tuple[int, str]]:
-    """(line number, text) of each fenced block of this language on a page."""
-    text = (ROOT / page).read_text(encoding="utf-8")
-    return [(text.count("\n", 0, found.start()) + 1, found.group(1))
-            for found in re.finditer(rf"^```{language}\n(.*?)^```$", text, re.S | re.M)]
-
-
-class Command(NamedTuple):
-    page: str
-    line: int
-    command: str
-    stdin: str
-    shown: str
-
-
-def commands(page: str) -> List[Command]:
-    """Every `$ ` command of a page, in order, with its input and its shown output."""
-    found = []
-    for line, text in fenced(page, "text"):
-        if not text.startswith("$ "):
-            continue
-        lines = [entry + "\n" for entry in text.split("\n")[:-1]]  # at "\n" only
-        at = 0
-        while at < len(lines):
-            first, command = at, lines[at][2:].rstrip("\n")
-            while command.endswith("\\") and at + 1 < len(lines):  # goes on below
-                at += 1
-                command = command[:-1].rstrip() + " " + lines[at].strip()
-            at += 1
-            rest = []
-            while at < len(lines) and not lines[at].startswith("$ "):
-                rest.append(lines[at])
-                at += 1
-            stdin = "".join(entry[2:] for entry in rest if entry.startswith("> "))
-            shown = "".join(entry for entry in rest if not entry.startswith("> "))
-            found.append(Command(page, line + 1 + first, command, stdin, shown))
-    return found
 
 
 COMMANDS = [command for page in PAGES for command in commands(page)]

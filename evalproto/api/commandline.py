@@ -39,6 +39,9 @@ _NAMES: Dict[str, Tuple[str, str]] = {
     "file_stats": ("evalproto.api.files", "file_stats"),
     "import_scores": ("evalproto.api.statsfiles", "import_scores"),
     "write_stats": ("evalproto.reports.statsfiles", "write_stats"),
+    # Dynabench's files from text files
+    "dataset_jsonl": ("evalproto.reports.jsonlines", "dataset_jsonl"),
+    "predictions_jsonl": ("evalproto.reports.jsonlines", "predictions_jsonl"),
 }
 
 __all__ = sorted(_NAMES)

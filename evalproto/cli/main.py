@@ -40,7 +40,7 @@ from evalproto.cli.options import (
 from evalproto.cli.progress import TerminalProgress
 
 LAZY_COMMANDS = {"sacrebleu": "evalproto.cli.sacrebleu", "serve": "evalproto.cli.serve",
-                 "board": "evalproto.cli.board"}
+                 "board": "evalproto.cli.board", "jsonl": "evalproto.cli.jsonl"}
 """Commands whose module (holding `command`) is imported only when they run or are
 listed: sacrebleu's parser and what it imports would slow every other command's start."""
 

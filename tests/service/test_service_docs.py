@@ -1,45 +1,31 @@
-"""docs/service.md's session is true: its commands, run in order by a shell against a
-real `evalproto serve` (started as the page says, on the default SQLite file, with the
-admin token it makes), print what the page shows, byte for byte."""
+"""The service's examples are true: docs/service.md's session and the README's
+organiser's block, their commands run in order by a shell against a real `evalproto
+serve` (started as the pages say, on the default SQLite file, with the admin token it
+makes), in a directory holding a copy of tests/data, print what the pages show, byte
+for byte."""
 
 from __future__ import annotations
 
 import os
-import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from .conftest import Server, dataset_rows, jsonl, lines, prediction_rows
+import pytest
+from docpages import ROOT, Command, commands, every_command
 
-GUIDE = Path(__file__).parent.parent.parent / "docs" / "service.md"
+from .conftest import Server
 
-
-def session() -> List[Tuple[int, str, str]]:
-    """(line, command, shown output) of every `$ ` example of the guide, in order."""
-    text = GUIDE.read_text(encoding="utf-8")
-    found = []
-    for match in re.finditer(r"^```text\n(.*?)^```$", text, re.S | re.M):
-        block = match.group(1)
-        if not block.startswith("$ "):
-            continue
-        command, _, output = re.sub(r"\\\n\s*", "", block[2:]).partition("\n")
-        found.append((text.count("\n", 0, match.start()) + 1, command, output))
-    return found
+SESSIONS = {"docs/service.md": every_command, "README.md":
+            lambda page: commands(page, service=True)}
+"""The pages, and the commands of each that run against a server."""
 
 
-def prepare(directory: Path) -> None:
-    """The files the session uses: a dataset of WMT22's German-English excerpt (one
-    reference, tags) and two systems' predictions."""
-    jsonl(directory / "de-en.jsonl", dataset_rows())
-    jsonl(directory / "lt22.jsonl", prediction_rows(lines("de-en.hyp.LT22.en")))
-    jsonl(directory / "lan-bridge.jsonl", prediction_rows(lines("de-en.hyp.Lan-Bridge.en")))
-
-
-def run_session(directory: Path) -> List[Tuple[int, str, str, str]]:
-    """(line, command, shown, printed) of each command of the session."""
-    prepare(directory)
+def run_session(page: str, directory: Path) -> List[Tuple[Command, str]]:
+    """(command, what it printed) of each command of the page's session."""
+    shutil.copytree(ROOT / "tests" / "data", directory / "tests" / "data")
     server = Server(None, directory, env={"EVALPROTO_ADMIN_TOKEN": None}).start()
     try:
         env: Dict[str, str] = {
@@ -48,29 +34,40 @@ def run_session(directory: Path) -> List[Tuple[int, str, str, str]]:
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         env.pop("EVALPROTO_ADMIN_TOKEN", None)
         results = []
-        for line, command, shown in session():
-            done = subprocess.run(["bash", "-c", command], cwd=directory, env=env,
-                                  capture_output=True, text=True, timeout=300)
-            results.append((line, command, shown, done.stdout))
+        for command in SESSIONS[page](page):
+            done = subprocess.run(["bash", "-c", command.command], cwd=directory, env=env,
+                                  input=command.stdin, capture_output=True, text=True,
+                                  timeout=300)
+            results.append((command, done.stdout))
     finally:
         assert server.stop() == 0
     return results
 
 
-def test_the_guide_has_the_issues_sequence():
-    commands = " ".join(command for _, command, _ in session())
-    for step in ("board add-task", "board add-team", "board add-dataset", "board submit",
-                 "board leaderboard", "board add-metric", "board export", "reduce"):
-        assert f"evalproto {step}" in commands
+def test_the_guide_has_the_whole_sequence():
+    said = " ".join(command.command for command in every_command("docs/service.md"))
+    for step in ("jsonl dataset", "jsonl predictions", "board add-task", "board add-team",
+                 "board add-dataset", "board submit", "board leaderboard", "board add-metric",
+                 "board export", "reduce"):
+        assert f"evalproto {step}" in said
 
 
-def test_the_guides_session_prints_what_it_shows(tmp_path):
-    for line, command, shown, printed in run_session(tmp_path):
-        assert printed == shown, f"docs/service.md, line {line}: {command}"
+def test_the_readme_shows_a_whole_session():
+    said = [command.command for command in commands("README.md", service=True)]
+    for step in ("board add-task", "jsonl dataset", "board add-dataset", "board add-team",
+                 "jsonl predictions", "board submit", "board leaderboard"):
+        assert any(f"evalproto {step}" in command for command in said), step
 
 
-if __name__ == "__main__":  # print the session's outputs, to write them into the guide
+@pytest.mark.parametrize("page", sorted(SESSIONS))
+def test_the_session_prints_what_the_page_shows(tmp_path, page):
+    for command, printed in run_session(page, tmp_path):
+        assert printed == command.shown, f"{page}, line {command.line}: {command.command}"
+
+
+if __name__ == "__main__":  # print the sessions' outputs, to write them into the pages
     import tempfile
 
-    for line, command, _, printed in run_session(Path(tempfile.mkdtemp())):
-        print(f"--- line {line}: $ {command}\n{printed}", end="")
+    for page in sys.argv[1:] or sorted(SESSIONS):
+        for command, printed in run_session(page, Path(tempfile.mkdtemp())):
+            print(f"--- {page}, line {command.line}: $ {command.command}\n{printed}", end="")
