@@ -411,6 +411,8 @@ def decode_json_line(path: str, number: int, line: bytes,
     except msgspec.ValidationError:
         raise  # JSON, but not of the decoder's type: the caller says what was expected
     except (msgspec.DecodeError, RecursionError) as exc:
+        if not line.isascii():  # a byte that is not UTF-8 is said as such first
+            decoded_text(path, line, number - 1)
         raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
 
 
