@@ -199,22 +199,22 @@ def scored_once(server: Server, submissions: List[int]) -> int:
     with one evaluation per metric."""
     from sqlalchemy import create_engine, func, select
 
-    from evalproto.service import store
+    from evalproto.service import schema
 
     engine = create_engine(server.url)
     try:
         with engine.connect() as connection:
             good = 0
             for submission in submissions:
-                jobs = connection.execute(select(store.jobs.c.state, store.jobs.c.attempts)
-                                          .where(store.jobs.c.submission_id == submission)
+                jobs = connection.execute(select(schema.jobs.c.state, schema.jobs.c.attempts)
+                                          .where(schema.jobs.c.submission_id == submission)
                                           ).all()
-                row = connection.execute(select(store.submissions.c.predictions_id,
-                                                store.submissions.c.dataset_id).where(
-                    store.submissions.c.id == submission)).one()
+                row = connection.execute(select(schema.submissions.c.predictions_id,
+                                                schema.submissions.c.dataset_id).where(
+                    schema.submissions.c.id == submission)).one()
                 evaluations = connection.execute(select(func.count()).where(
-                    store.evaluations.c.predictions_id == row.predictions_id,
-                    store.evaluations.c.dataset_id == row.dataset_id)).scalar_one()
+                    schema.evaluations.c.predictions_id == row.predictions_id,
+                    schema.evaluations.c.dataset_id == row.dataset_id)).scalar_one()
                 good += (len(jobs) == 2 and all(state == "done" and attempts == 1
                                                 for state, attempts in jobs)
                          and evaluations == 2)

@@ -96,17 +96,17 @@ def standings_times(server: Server, metric: str, repeats: int) -> List[float]:
 
     from evalproto import MetricSpec
     from evalproto.api.board import read_upload, rows_from_bytes, standings_of
-    from evalproto.service import store
+    from evalproto.service import schema
 
     engine = create_engine(server.url)
     with engine.connect() as connection:
-        dataset = connection.execute(select(store.datasets.c.data).where(
-            store.datasets.c.name == "ds").order_by(store.datasets.c.id)).scalars().first()
-        signature = connection.execute(select(store.metrics.c.signature).where(
-            store.metrics.c.spec == metric)).scalars().first()
-        found = connection.execute(select(store.evaluations.c.rows).where(
-            store.evaluations.c.signature == signature).order_by(
-            store.evaluations.c.id).limit(MODELS)).scalars().all()
+        dataset = connection.execute(select(schema.datasets.c.data).where(
+            schema.datasets.c.name == "ds").order_by(schema.datasets.c.id)).scalars().first()
+        signature = connection.execute(select(schema.metrics.c.signature).where(
+            schema.metrics.c.spec == metric)).scalars().first()
+        found = connection.execute(select(schema.evaluations.c.rows).where(
+            schema.evaluations.c.signature == signature).order_by(
+            schema.evaluations.c.id).limit(MODELS)).scalars().all()
     engine.dispose()
     corpus = read_upload(("ds.jsonl", dataset))
     rows = {f"m{number}": rows_from_bytes(data, SEGMENTS) for number, data in enumerate(found)}

@@ -40,22 +40,27 @@ SLOW_FILES = {
     "test_distributed.py": "dask",
     "test_report_browser.py": "browser",
     "test_plugins.py": "install",
+    "test_pages_browser.py": "browser",
 }
 """Files whose every test is of a slow kind."""
 
 
+SLOW_FIXTURES = {"lmc": "lmc", "start_server": "slow", "postgres": "slow"}
+"""Fixtures that make a test of a slow kind: lmc runs LM Challenge; a test that starts
+`evalproto serve` as a process, or a PostgreSQL server, takes seconds (the service's
+other tests run its application in process, on SQLite, in the quick tier)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
-    """Mark the slow kinds: whole files (SLOW_FILES), the evaluation service's tests (a
-    server and a database each), tests that run lmc (its fixture); and every kind as
-    slow too."""
+    """Mark the slow kinds: whole files (SLOW_FILES), tests by the fixtures they use
+    (SLOW_FIXTURES); and every kind as slow too."""
     for item in items:
         path = Path(str(item.fspath))
         if path.name in SLOW_FILES:
             item.add_marker(SLOW_FILES[path.name])
-        if path.parent.name == "service":
-            item.add_marker("slow")
-        if "lmc" in getattr(item, "fixturenames", ()):
-            item.add_marker("lmc")
+        for fixture, kind in SLOW_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(kind)
         if any(item.get_closest_marker(kind) for kind in KINDS):
             item.add_marker("slow")
 DE_EN_REFS = [str(DATA / "de-en.ref.A.en"), str(DATA / "de-en.ref.B.en")]

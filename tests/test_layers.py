@@ -151,3 +151,41 @@ def test_messages_below_the_command_line_name_parameters_not_options():
                                 example in part.value for example in examples):
                         found.append(f"{module}:{node.lineno}: {part.value!r}")
     assert found == []
+
+
+SERVICE = [["errors"], ["names", "paths"], ["schema"], ["database", "migrations"],
+           ["store", "jobstore"], ["auth", "loaded", "workers", "cache", "client"],
+           ["standings"], ["boards", "jobs"], ["exports"], ["context"],
+           ["actions", "deps", "views"], ["forms"], ["api", "pages"], ["app"], ["server"]]
+"""The service's rooms, lowest first (ARCHITECTURE.md): the routes (api, pages) reach the
+service through its dependencies (deps), write through the actions and read through the
+boards (and exports), which alone use the queries (store, jobstore), which alone use the
+schema and the database."""
+ROUTES = ("api", "pages")
+DATABASE = ("store", "jobstore", "schema", "database")
+
+
+def service_room(module: str) -> int:
+    part = module.split(".")[2]
+    return next(number for number, room in enumerate(SERVICE) if part in room)
+
+
+def test_the_services_modules_import_one_way():
+    service = {module: targets for module, targets in graph().items()
+               if module.startswith("evalproto.service.")}
+    assert {module.split(".")[2] for module in service} == {
+        part for room in SERVICE for part in room}
+    upward = [f"{module} imports {target}" for module, targets in service.items()
+              for target in targets if target.startswith("evalproto.service.")
+              and service_room(target) >= service_room(module)]
+    assert upward == []
+
+
+def test_no_module_that_declares_routes_speaks_to_the_database():
+    reaching = [f"{module} imports {target}" for module, targets in graph().items()
+                if module.split(".")[-1] in ROUTES and module.startswith("evalproto.service")
+                for target in targets if target.split(".")[-1] in DATABASE]
+    assert reaching == []
+    declaring = [module for module, path in modules().items()
+                 if module.startswith("evalproto.service") and "@router." in path.read_text()]
+    assert sorted(declaring) == [f"evalproto.service.{name}" for name in ROUTES]

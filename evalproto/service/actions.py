@@ -1,7 +1,8 @@
-"""What the service does for a request that writes, whichever door it comes in by: the
-JSON API or a page's form. Both call these functions, so a form's refusal is the API's
-refusal, with the same message (the line, the id, the name at fault), and nothing of a
-refused request is stored."""
+"""Every write of the service, whichever door it comes in by (the JSON API or a page's
+form): both call these functions, so that a form's refusal is the API's refusal, with
+the same message (the line, the id, the name at fault), and nothing of a refused
+request is stored. Each takes the identity (auth.Admin or auth.Team) that its door
+made of a checked token: no write is made without one."""
 
 from __future__ import annotations
 
@@ -12,22 +13,50 @@ from evalproto.base.errors import EvalprotoError, InputError
 from evalproto.base.items import Item
 from evalproto.reports.statsfiles import check_ids
 from evalproto.service import auth, store
+from evalproto.service.boards import task_record
 from evalproto.service.context import Service
+from evalproto.service.database import content_hash, reading, writing
 from evalproto.service.errors import Invalid
 from evalproto.service.names import check_name, upload_name
 from evalproto.sources.specs import MetricSpec
 from evalproto.wire.protocol import format_score_requests
 
 
-def add_metric(service: Service, token: Optional[str], task: str,
+def add_task(service: Service, admin: auth.Admin, name: str, specs: List[MetricSpec],
+             perf: Optional[str]) -> Dict[str, Any]:
+    """Add a task with its metrics (the first ranks, unless `perf` names another)."""
+    check_name(name, "task")
+    repeated = [spec.spec for spec in specs if specs.count(spec) > 1]
+    if repeated:
+        raise Invalid(f"the metric {repeated[0]!r} is given twice")
+    perf = perf if perf is not None else specs[0].spec
+    if perf not in [spec.spec for spec in specs]:
+        raise Invalid(f"the perf metric {perf!r} is not one of the task's metrics "
+                      f"({', '.join(spec.spec for spec in specs)})")
+    entries = [service.loaded.entry(spec) for spec in specs]
+    with writing(service.engine) as connection:
+        store.add_task(connection, name, entries, perf)
+        task = store.task(connection, name)
+        return task_record(task, store.task_metrics(connection, task.id), [])
+
+
+def add_team(service: Service, admin: auth.Admin, name: str) -> Dict[str, str]:
+    """Add a team; the answer holds its token, shown this once."""
+    check_name(name, "team")
+    token = auth.new_token()
+    with writing(service.engine) as connection:
+        store.add_team(connection, name, auth.token_hash(token))
+    return {"team": name, "token": token}
+
+
+def add_metric(service: Service, admin: auth.Admin, task: str,
                spec: MetricSpec) -> Dict[str, Any]:
-    """Add a metric to a task (admin): every stored submission is queued for it."""
-    auth.require_admin(token, service.admin, "adding a metric")
+    """Add a metric to a task: every stored submission is queued for it."""
     check_name(task, "task")
-    with store.reading(service.engine) as connection:
+    with reading(service.engine) as connection:
         store.task(connection, task)  # an unknown task before a metric is loaded
-    entry = service.boards.entry(spec)
-    with store.writing(service.engine) as connection:
+    entry = service.loaded.entry(spec)
+    with writing(service.engine) as connection:
         row = store.task(connection, task)
         queued = store.add_metric(connection, row.id, entry)
     service.wake()
@@ -35,11 +64,9 @@ def add_metric(service: Service, token: Optional[str], task: str,
             "signature": entry.signature, "queued": queued}
 
 
-def add_dataset(service: Service, token: Optional[str], task: str, dataset: str,
-                data: bytes, round_: Optional[int], filename: Optional[str]
-                ) -> Dict[str, Any]:
-    """Add a dataset to a task (admin), from its JSON Lines."""
-    auth.require_admin(token, service.admin, "adding a dataset")
+def add_dataset(service: Service, admin: auth.Admin, task: str, dataset: str, data: bytes,
+                round_: Optional[int], filename: Optional[str]) -> Dict[str, Any]:
+    """Add a dataset to a task, from its JSON Lines."""
     check_name(task, "task")
     check_name(dataset, "dataset")
     name = upload_name(filename, f"{dataset}.jsonl")
@@ -49,21 +76,20 @@ def add_dataset(service: Service, token: Optional[str], task: str, dataset: str,
     except EvalprotoError as exc:
         raise Invalid(f"{name}: {exc}") from None
     tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
-    with store.writing(service.engine) as connection:
+    with writing(service.engine) as connection:
         row = store.task(connection, task)
         store.add_dataset(connection, row.id, dataset, round_, data, len(corpus.ids),
                           corpus.nrefs)
     return {"task": task, "dataset": dataset, "round": round_, "examples": len(corpus.ids),
-            "nrefs": corpus.nrefs, "tags": tags, "content_hash": store.content_hash(data)}
+            "nrefs": corpus.nrefs, "tags": tags, "content_hash": content_hash(data)}
 
 
-def submit(service: Service, token: Optional[str], task: str, dataset: str, model: str,
+def submit(service: Service, team: auth.Team, task: str, dataset: str, model: str,
            data: bytes, filename: Optional[str]) -> Dict[str, Any]:
-    """Submit a model's predictions on a dataset (the team's token)."""
+    """Submit a model's predictions on a dataset, as the team."""
     for value, what in ((task, "task"), (dataset, "dataset"), (model, "model")):
         check_name(value, what)
-    team = auth.team_of(service.engine, token, service.admin)
-    with store.reading(service.engine) as connection:
+    with reading(service.engine) as connection:
         row = store.task(connection, task)
         found = store.dataset(connection, row.id, dataset)
         dataset_bytes = store.dataset_data(connection, found.id)
@@ -74,8 +100,8 @@ def submit(service: Service, token: Optional[str], task: str, dataset: str, mode
     corpus = read(f"{dataset}.jsonl", dataset_bytes, (name, data))
     if any(metric.kind == "command" for metric in metrics):
         check_sendable(name, corpus)
-    with store.writing(service.engine) as connection:
-        submission, queued = store.submit(connection, row.id, team, model, found.id, data)
+    with writing(service.engine) as connection:
+        submission, queued = store.submit(connection, row.id, team.id, model, found.id, data)
     service.wake()
     return {"submission": submission, "task": task, "dataset": dataset, "model": model,
             "team": team.name, "predictions": found.examples, "queued": queued}
@@ -99,25 +125,3 @@ def read(name: str, data: bytes, predictions: Optional[Tuple[str, bytes]] = None
         return read_upload((name, data), predictions)
     except EvalprotoError as exc:
         raise Invalid(str(exc)) from None
-
-
-def all_tasks(service: Service) -> List[Dict[str, Any]]:
-    """Every task with its metrics, datasets and number of models."""
-    with store.reading(service.engine) as connection:
-        return [task_record(task, store.task_metrics(connection, task.id),
-                            store.task_datasets(connection, task.id))
-                for task in store.all_tasks(connection)]
-
-
-def task_record(task: Any, metrics: List[Any], datasets: List[Any]) -> Dict[str, Any]:
-    return {"task": task.name, "perf": task.perf, "created": store.iso_time(task.created),
-            "metrics": [{"metric": metric.spec, "kind": metric.kind, "name": metric.name,
-                         "signature": metric.signature,
-                         "higher_is_better": metric.higher_is_better} for metric in metrics],
-            "datasets": [dataset_record(dataset) for dataset in datasets]}
-
-
-def dataset_record(dataset: Any) -> Dict[str, Any]:
-    return {"dataset": dataset.name, "round": dataset.round, "examples": dataset.examples,
-            "nrefs": dataset.nrefs, "content_hash": dataset.content_hash,
-            "created": store.iso_time(dataset.created)}

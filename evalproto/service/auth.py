@@ -1,7 +1,10 @@
 """Tokens: the admin's (adds tasks, teams, datasets and metrics) and each team's (submits
 its own models). A token is 32 random bytes (`secrets.token_urlsafe`); the database
 keeps only its SHA-256, which for a token of that entropy is as good as a slow hash, and
-a presented token is compared in constant time. Nothing here logs a token."""
+a presented token is compared in constant time. Nothing here logs a token.
+
+A checked token becomes an identity, Admin or Team, and every write
+(evalproto.service.actions) takes one: a write cannot be made without the check."""
 
 from __future__ import annotations
 
@@ -13,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from sqlalchemy.engine import Engine, Row
+from sqlalchemy.engine import Engine
 
 from evalproto.service import store
+from evalproto.service.database import reading, writing
 from evalproto.service.errors import Forbidden, Invalid, Unauthorized
 from evalproto.service.names import token_problem
 
@@ -25,10 +29,12 @@ TOKEN_BYTES = 32
 
 
 def new_token() -> str:
+    """A new token: 32 random bytes, URL-safe."""
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
 def token_hash(token: str) -> str:
+    """What the database keeps of a token."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
@@ -53,14 +59,14 @@ def admin_token(engine: Engine, token_file: Path) -> AdminToken:
                                 f"characters (e.g. python3 -c 'import secrets; "
                                 f"print(secrets.token_urlsafe())')")
         return AdminToken(token_hash(given), f"from {ADMIN_ENV}")
-    with store.reading(engine) as connection:
+    with reading(engine) as connection:
         digest = store.setting(connection, ADMIN_SETTING)
     if digest is not None:
         return AdminToken(digest, f"in {token_file}, written at the first start"
                           if token_file.exists() else "made at the first start (its file "
                           f"{token_file} is gone: set {ADMIN_ENV} to choose a new one)")
     token = new_token()
-    with store.writing(engine) as connection:
+    with writing(engine) as connection:
         digest = store.set_setting_once(connection, ADMIN_SETTING, token_hash(token))
         if digest == token_hash(token):
             _write_secret(token_file, token)
@@ -84,28 +90,43 @@ def bearer(header: Optional[str]) -> Optional[str]:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+@dataclass(frozen=True)
+class Admin:
+    """The admin, whose token was checked."""
+
+
+@dataclass(frozen=True)
+class Team:
+    """A team, whose token was checked: it submits as this team."""
+
+    id: int
+    name: str
+
+
 def is_admin(token: Optional[str], admin_digest: str) -> bool:
+    """Whether the token is the admin's (compared in constant time)."""
     return token is not None and hmac.compare_digest(token_hash(token), admin_digest)
 
 
-def require_admin(token: Optional[str], admin_digest: str, action: str) -> None:
-    """Refuse anyone but the admin."""
+def admin(token: Optional[str], admin_digest: str, action: str) -> Admin:
+    """The admin, if the token is the admin's; anyone else is refused `action`."""
     if token is None:
         raise Unauthorized(f"{action} needs the admin token (--token or EVALPROTO_TOKEN)")
     if not is_admin(token, admin_digest):
         raise Forbidden(f"{action} needs the admin token; this one is not it")
+    return Admin()
 
 
-def team_of(engine: Engine, token: Optional[str], admin_digest: str) -> Row:
+def team(engine: Engine, token: Optional[str], admin_digest: str) -> Team:
     """The team whose token this is; anyone else is refused."""
     if token is None:
         raise Unauthorized("a submission needs the team's token (--token or EVALPROTO_TOKEN)")
     digest = token_hash(token)
-    with store.reading(engine) as connection:
-        team = store.team_by_token(connection, digest)
-    if team is None or not hmac.compare_digest(team.token_hash, digest):
+    with reading(engine) as connection:
+        found = store.team_by_token(connection, digest)
+    if found is None or not hmac.compare_digest(found.token_hash, digest):
         if is_admin(token, admin_digest):
             raise Forbidden("the admin token does not submit: a submission is a team's, "
                             "made with that team's token")
         raise Unauthorized("this token is no team's: a submission needs the team's token")
-    return team
+    return Team(int(found.id), str(found.name))

@@ -1,12 +1,8 @@
-"""What the service shows, made from stored rows: leaderboards, a model's submissions,
-and stats files for export. The figures come from evalproto.api.board; this module only
-gathers the rows and says what is still queued, running or failed.
-
-Standings are kept in memory by the evaluations they were computed from: stored rows
-never change, so a standing is recomputed only when an entry gets new rows. The API
-waits for that computation; the pages need not (`wait=False`): they show the standings
-last computed, the newer results "ranking" with their scores, while one computation per
-dataset and metric brings them up to date in the background.
+"""What the service shows, read from the database: tasks, datasets, leaderboards, a
+model's submissions, one submission. The figures are standings (evalproto.service.
+standings) of stored rows; this module gathers the rows' evaluations and says what is
+still queued, running or failed. Every read of the service goes through here (and
+evalproto.service.exports for exports), every write through evalproto.service.actions.
 """
 
 from __future__ import annotations
@@ -14,281 +10,163 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections import OrderedDict
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from sqlalchemy.engine import Connection, Engine, Row
 
-from evalproto.api.board import (
-    Standing,
-    describe_metric,
-    read_upload,
-    report_page,
-    rows_from_bytes,
-    standings_of,
-    stats_file_text,
-)
-from evalproto.api.scoring import Metric
-from evalproto.base.errors import EvalprotoError
+from evalproto.api.board import Standing, read_upload
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
-from evalproto.service.errors import Conflict, Invalid, NotFound, Refused, described
-from evalproto.service.jobs import Workers
-from evalproto.sources.specs import MetricSpec
-from evalproto.stats.resampling import DEFAULT_SEED
+from evalproto.service.database import iso_time, reading
+from evalproto.service.errors import NotFound, described
+from evalproto.service.names import MAX_NUMBER, check_name
+from evalproto.service.schema import DONE, QUEUED
+from evalproto.service.standings import DatasetText, Placed, Standings, Wanted
 
 log = logging.getLogger("evalproto.service")
 
-SAMPLES = 1000
-"""Bootstrap resamples behind every interval and test: corpus-score --confidence's and
-the report's default, with their default seed."""
-KEPT_STANDINGS = 256
 RANKING = "ranking"
 """The status of an entry scored, whose interval and rank are being computed."""
-KEPT_REPORTS = 8
 
 
 @dataclass(frozen=True)
-class DatasetText:
-    """What the figures need of a dataset: its segment ids, tags and references per
-    segment."""
+class Gathered:
+    """What a dataset's section of a leaderboard needs from the database, read in one
+    transaction: its models' current submissions, their jobs (by submission and metric)
+    and their evaluations (by metric and predictions)."""
 
-    ids: List[str]
-    tags: Optional[List[List[str]]]
-    nrefs: int | str
+    dataset: Row
+    text: DatasetText
+    current: List[Row]
+    jobs: Dict[Tuple[int, int], Row]
+    evaluations: Dict[int, Dict[int, Row]]
+
+    def scored(self, metric: Row) -> Dict[str, int]:
+        """Each model's evaluation under the metric, by model, where there is one."""
+        found = self.evaluations[metric.id]
+        return {row.model: found[row.predictions_id].id for row in self.current
+                if row.predictions_id in found}
 
 
 class Boards:
-    """Leaderboards and exports of one database."""
+    """Reads of one database."""
 
-    def __init__(self, engine: Engine, samples: int = SAMPLES,
-                 seed: Optional[int] = DEFAULT_SEED) -> None:
+    def __init__(self, engine: Engine, standings: Standings) -> None:
+        """Reads of the database behind `engine`, with its standings."""
         self.engine = engine
-        self.samples = samples
-        self.seed = seed
+        self.standings = standings
         self._lock = threading.Lock()
-        self._metrics: Dict[MetricSpec, Metric] = {}
-        self._datasets: Dict[int, DatasetText] = {}
-        self._standings: OrderedDict[Any, List[Standing]] = OrderedDict()
-        self._computing: Dict[Any, Future] = {}
-        self._reports: OrderedDict[Any, Future] = OrderedDict()
-        # each (dataset, signature)'s standings last computed, with {model: evaluation}
-        self._latest: Dict[Tuple[int, str], Tuple[Dict[str, int], List[Standing]]] = {}
-        self._wanted: OrderedDict[Tuple[int, str],
-                                  Tuple[Row, DatasetText, int, Dict[str, int]]] = OrderedDict()
-        self._refresher: Optional[threading.Thread] = None
-        self._generation = 0  # standings computed so far
-        self._workers: Optional[Workers] = None
+        self._texts: Dict[int, DatasetText] = {}
 
-    # -- what is kept at hand ----------------------------------------------------------
+    # -- tasks and datasets --------------------------------------------------------------
 
-    def metric(self, spec: MetricSpec) -> Metric:
-        """A metric loaded here, to check it and describe it (an evaluator command runs
-        once for the server)."""
-        with self._lock:
-            if spec not in self._metrics:
-                self._metrics[spec] = Metric(spec)
-            return self._metrics[spec]
+    def tasks(self) -> List[Dict[str, Any]]:
+        """Every task with its metrics and datasets."""
+        with reading(self.engine) as connection:
+            return [task_record(task, store.task_metrics(connection, task.id),
+                                store.task_datasets(connection, task.id))
+                    for task in store.all_tasks(connection)]
 
-    def close(self) -> None:
-        """Stop the evaluator commands started for leaderboards."""
-        with self._lock:
-            for metric in self._metrics.values():
-                metric.close()
-            self._metrics.clear()
+    def index(self) -> List[Dict[str, Any]]:
+        """Every task with its metrics, datasets, number of models and the time of its
+        last submission (`models`, `last`: ISO 8601, or None)."""
+        with reading(self.engine) as connection:
+            activity = store.task_activity(connection)
+            found = []
+            for task in store.all_tasks(connection):
+                models, last = activity.get(task.id, (0, None))
+                found.append(dict(task_record(task, store.task_metrics(connection, task.id),
+                                              store.task_datasets(connection, task.id)),
+                                  models=models, last=iso_time(last) if last else None))
+            return found
+
+    def task(self, name: str) -> Dict[str, Any]:
+        """A task, its metrics and datasets, and its jobs by state."""
+        with reading(self.engine) as connection:
+            row = store.task(connection, check_name(name, "task"))
+            record = task_record(row, store.task_metrics(connection, row.id),
+                                 store.task_datasets(connection, row.id))
+            record["jobs"] = store.job_counts(connection, row.id)
+        return record
+
+    def datasets(self, task: str) -> List[Dict[str, Any]]:
+        """A task's datasets, oldest first."""
+        with reading(self.engine) as connection:
+            row = store.task(connection, check_name(task, "task"))
+            return [dataset_record(found) for found in store.task_datasets(connection, row.id)]
+
+    def dataset(self, task: str, name: str) -> Dict[str, Any]:
+        """A dataset's description."""
+        with reading(self.engine) as connection:
+            row = store.task(connection, check_name(task, "task"))
+            return dataset_record(store.dataset(connection, row.id, check_name(name, "dataset")))
+
+    def jobs(self, task: str) -> Dict[str, int]:
+        """The task's jobs by state: queued, running, done, failed."""
+        with reading(self.engine) as connection:
+            row = store.task(connection, check_name(task, "task"))
+            return store.job_counts(connection, row.id)
 
     def dataset_text(self, connection: Connection, dataset: Row) -> DatasetText:
-        if dataset.id not in self._datasets:
+        """A dataset's ids, tags and reference count, read once."""
+        with self._lock:
+            found = self._texts.get(dataset.id)
+        if found is None:
             corpus = read_upload((f"{dataset.name}.jsonl",
                                   store.dataset_data(connection, dataset.id)))
             tags = corpus.tags if corpus.tags and any(corpus.tags) else None
-            self._datasets[dataset.id] = DatasetText(list(corpus.ids), tags, corpus.nrefs)
-        return self._datasets[dataset.id]
-
-    def start(self, workers: Workers) -> None:
-        """Compute standings in these worker processes (several metrics at once) from
-        now on, instead of in the calling thread."""
-        self._workers = workers
-
-    def standings(self, wanted: Sequence[Tuple[Row, DatasetText, int, Dict[str, int]]],
-                  wait: bool = True) -> List[Dict[str, Standing]]:
-        """For each (metric, dataset's text, dataset id, {model: evaluation id}), every
-        model's standing from its evaluation's rows: computed once per set of
-        evaluations (their rows are read only then), the missing ones side by side in
-        the worker processes; a computation under way for another reader is awaited.
-        Without `wait`, a set not computed yet gets the standings last computed for its
-        dataset and metric, of the models whose evaluation is the same (the others are
-        left out), and is computed in the background."""
-        keys = [(dataset_id, metric.signature, tuple(sorted(scored.items())))
-                for metric, _, dataset_id, scored in wanted]
-        if not wait:
-            return self._latest_standings(keys, wanted)
-        mine: List[Tuple[Any, Future, Tuple[Row, DatasetText, int, Dict[str, int]]]] = []
-        waiting: Dict[Any, Future] = {}
-        with self._lock:
-            for key, item in zip(keys, wanted):
-                if key in self._standings or key in waiting:
-                    continue
-                if key not in self._computing:
-                    self._computing[key] = Future()
-                    mine.append((key, self._computing[key], item))
-                waiting[key] = self._computing[key]
-        if mine:
-            self._compute(mine)
-        for future in waiting.values():
-            future.result()
-        with self._lock:
-            found = [self._standings[key] for key in keys]
-        return [{standing.system: standing for standing in standings}
-                for standings in found]
-
-    def _latest_standings(self, keys: Sequence[Any],
-                          wanted: Sequence[Tuple[Row, DatasetText, int, Dict[str, int]]]
-                          ) -> List[Dict[str, Standing]]:
-        found: List[Dict[str, Standing]] = []
-        later = []
-        with self._lock:
-            for key, item in zip(keys, wanted):
-                if key in self._standings:
-                    found.append({standing.system: standing
-                                  for standing in self._standings[key]})
-                    continue
-                scored, standings = self._latest.get((key[0], key[1]), ({}, []))
-                found.append({standing.system: standing for standing in standings
-                              if scored.get(standing.system) == item[3].get(standing.system)})
-                later.append(item)
-        for item in later:
-            self._refresh(item)
+            found = DatasetText(list(corpus.ids), tags, corpus.nrefs)
+            with self._lock:
+                self._texts[dataset.id] = found
         return found
 
-    def _refresh(self, item: Tuple[Row, DatasetText, int, Dict[str, int]]) -> None:
-        """Compute these standings in the background, on one thread for all: it takes
-        the (dataset, metric) asked for longest ago, computes the newest set of
-        evaluations asked for it (a newer one replaces the one waiting: sets that came
-        and went meanwhile are never computed), and so on until none is left. Readers
-        that do not wait cost the server then at most one computation at a time."""
-        slot = (item[2], item[0].signature)
-        with self._lock:
-            self._wanted[slot] = item
-            if self._refresher is not None:
-                return
-            self._refresher = threading.Thread(target=self._refreshing,
-                                               name="evalproto-standings", daemon=True)
-            self._refresher.start()
-
-    def _refreshing(self) -> None:
-        while True:
-            with self._lock:
-                if not self._wanted:
-                    self._refresher = None
-                    return
-                _, item = self._wanted.popitem(last=False)
-            try:
-                self.standings([item])
-            except Exception as exc:  # the next read asks again
-                log.warning("standings not computed: %s", described(exc))
-
-    def _arguments(self, item: Tuple[Row, DatasetText, int, Dict[str, int]],
-                   stored: Dict[int, bytes]) -> Tuple[Any, ...]:
-        """standings_of's arguments for one (metric, dataset, evaluations)."""
-        metric, text, _, scored = item
-        arrays = {model: rows_from_bytes(stored[evaluation], len(text.ids))
-                  for model, evaluation in sorted(scored.items())}
-        return (MetricSpec(metric.kind, metric.spec), arrays, text.ids, text.tags,
-                text.nrefs, self.samples, self.seed)
-
-    def _submit(self, arguments: Tuple[Any, ...]) -> Future:
-        """standings_of(*arguments) in a worker process, or here without one."""
-        workers = self._workers
-        if workers is not None:
-            return workers.submit_anew(standings_of, *arguments)
-        done: Future = Future()
-        done.set_result(standings_of(*arguments))
-        return done
-
-    def _compute(self, mine: Sequence[Tuple[Any, Future, Tuple[Row, DatasetText, int,
-                                                                  Dict[str, int]]]]) -> None:
-        """Compute these standings (each has its Future, which others may await)."""
-        try:
-            with store.reading(self.engine) as connection:
-                stored = store.evaluation_rows(connection, [
-                    evaluation for *_, (_, _, _, scored) in mine
-                    for evaluation in scored.values()])
-            running = []
-            for _, _, item in mine:
-                arguments = self._arguments(item, stored)
-                running.append(self._submit(arguments))
-            results = []
-            for future, (_, _, item) in zip(running, mine):
-                try:
-                    results.append(future.result())
-                except BrokenProcessPool:  # a worker died: new workers, and once more
-                    log.error("a leaderboard process died; its workers are started anew")
-                    results.append(self._submit(self._arguments(item, stored)).result())
-        except BaseException as exc:  # those waiting for them learn why
-            with self._lock:
-                for key, future, _ in mine:
-                    self._computing.pop(key, None)
-                    future.set_exception(exc)
-            raise
-        with self._lock:
-            self._generation += 1
-            for (key, future, item), found in zip(mine, results):
-                self._standings[key] = found
-                self._latest[key[0], key[1]] = (dict(item[3]), found)
-                self._computing.pop(key, None)
-                future.set_result(None)
-            while len(self._standings) > KEPT_STANDINGS:
-                self._standings.popitem(last=False)
-
-    # -- leaderboards -------------------------------------------------------------------
+    # -- leaderboards ----------------------------------------------------------------------
 
     def leaderboard(self, task_name: str, dataset_name: Optional[str] = None,
                     wait: bool = True) -> Dict[str, Any]:
         """A task's leaderboard (of one dataset, or of all): for each dataset, one entry
         per (model, metric), the models in the order of the perf metric's ranking.
         Without `wait`, entries whose standings are being computed have the status
-        "ranking", with their score (see `standings`)."""
-        with store.reading(self.engine) as connection:
+        "ranking", with their score (see evalproto.service.standings)."""
+        check_name(task_name, "task")
+        if dataset_name is not None:
+            check_name(dataset_name, "dataset")
+        with reading(self.engine) as connection:
             task = store.task(connection, task_name)
             metric_rows = store.task_metrics(connection, task.id)
             found = ([store.dataset(connection, task.id, dataset_name)] if dataset_name
                      else store.task_datasets(connection, task.id))
-            gathered = [self._gather(connection, dataset, metric_rows) for dataset in found]
+            gathered = [self.gather(connection, dataset, metric_rows) for dataset in found]
             counts = store.job_counts(connection, task.id)
-        sections = [self._section(task, metric_rows, *parts, wait=wait) for parts in gathered]
+        sections = [self._section(task, metric_rows, parts, wait) for parts in gathered]
         return {"task": task.name, "perf": task.perf,
-                "metrics": [_metric_record(row) for row in metric_rows],
+                "metrics": [metric_record(row) for row in metric_rows],
                 "datasets": sections, "jobs": counts}
 
-    def _gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row]
-                ) -> Tuple[Row, DatasetText, List[Row], Dict[Tuple[int, int], Row],
-                           Dict[int, Dict[int, Row]]]:
-        """What a dataset's section needs from the database, read in one transaction."""
-        text = self.dataset_text(connection, dataset)
+    def gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row]
+               ) -> Gathered:
+        """What a dataset's section needs from the database, in the caller's
+        transaction."""
         current = store.current_submissions(connection, dataset.id)
-        states = store.job_states(connection, [row.id for row in current])
         predictions = [row.predictions_id for row in current]
-        evaluations = {metric.id: store.evaluations_of(connection, dataset.id, predictions,
-                                                       metric.signature)
-                       for metric in metric_rows}
-        return dataset, text, current, states, evaluations
+        return Gathered(
+            dataset, self.dataset_text(connection, dataset), current,
+            store.job_states(connection, [row.id for row in current]),
+            {metric.id: store.evaluations_of(connection, dataset.id, predictions,
+                                             metric.signature) for metric in metric_rows})
 
-    def _section(self, task: Row, metric_rows: Sequence[Row], dataset: Row,
-                 text: DatasetText, current: List[Row], states: Dict[Tuple[int, int], Row],
-                 evaluations: Dict[int, Dict[int, Row]], wait: bool = True) -> Dict[str, Any]:
-        wanted = []
-        for metric in metric_rows:
-            scored = {row.model: evaluations[metric.id][row.predictions_id].id
-                      for row in current if row.predictions_id in evaluations[metric.id]}
-            wanted.append((metric, text, dataset.id, scored))
-        found = self.standings([item for item in wanted if item[3]], wait)
-        places: Dict[int, Dict[str, Standing]] = {metric.id: {} for metric in metric_rows}
-        places.update({item[0].id: standings for item, standings in
-                       zip([item for item in wanted if item[3]], found)})
+    def _section(self, task: Row, metric_rows: Sequence[Row], gathered: Gathered,
+                 wait: bool) -> Dict[str, Any]:
+        """A dataset's section of a leaderboard: its entries, models ranked by the
+        perf metric's standings (or, while those are computed, by its scores)."""
+        dataset, current, evaluations = gathered.dataset, gathered.current, gathered.evaluations
+        wanted = [Wanted(metric, gathered.text, dataset.id, gathered.scored(metric))
+                  for metric in metric_rows]
+        asked = [item for item in wanted if item.scored]
+        places: Dict[int, Placed] = {metric.id: {} for metric in metric_rows}
+        places.update({item.metric.id: found
+                       for item, found in zip(asked, self.standings.of(asked, wait))})
         perf = next((metric for metric in metric_rows if metric.spec == task.perf),
                     metric_rows[0])
         ranked = list(places[perf.id])
@@ -299,7 +177,7 @@ class Boards:
                    and row.model not in places[metric.id]]
         scores: Dict[int, Optional[float]] = {}
         if ranking:  # scored, not ranked yet (wait=False): shown by their scores
-            with store.reading(self.engine) as connection:
+            with reading(self.engine) as connection:
                 scores = store.evaluation_scores(connection, ranking)
             perf_scores = {row.model: places[perf.id][row.model].score
                            if row.model in places[perf.id]
@@ -309,22 +187,21 @@ class Boards:
         entries = []
         for row in order:
             for metric in metric_rows:
-                standing = places[metric.id].get(row.model)
-                job = states.get((row.id, metric.id))
                 evaluation = evaluations[metric.id].get(row.predictions_id)
-                entries.append(_entry(task, dataset, row, metric, standing, job, evaluation,
+                entries.append(_entry(task, dataset, row, metric, places[metric.id].get(row.model),
+                                      gathered.jobs.get((row.id, metric.id)), evaluation,
                                       scores.get(evaluation.id) if evaluation else None))
         return {"dataset": dataset.name, "round": dataset.round, "n": dataset.examples,
-                "nrefs": text.nrefs, "content_hash": dataset.content_hash,
+                "nrefs": gathered.text.nrefs, "content_hash": dataset.content_hash,
                 "entries": entries}
 
-    def prepare(self, tasks: Optional[Set[str]] = None) -> None:
+    def warm(self, tasks: Optional[Set[str]] = None) -> None:
         """Compute the leaderboards of these tasks (of all by default), so that their
         standings are ready when someone reads them: the server calls it when its jobs
         have settled, and at start."""
         try:
             if tasks is None:
-                with store.reading(self.engine) as connection:
+                with reading(self.engine) as connection:
                     tasks = {row.name for row in store.all_tasks(connection)}
             for task in sorted(tasks):
                 self.leaderboard(task)
@@ -334,18 +211,18 @@ class Boards:
     def version(self, task_name: str) -> Tuple[Any, ...]:
         """A task's version (store.task_version) with the standings computed so far:
         whatever its leaderboard shows is the same while this is."""
-        with store.reading(self.engine) as connection:
-            task = store.task(connection, task_name)
+        with reading(self.engine) as connection:
+            task = store.task(connection, check_name(task_name, "task"))
             found = store.task_version(connection, task.id)
-        return (task.id, *found, self._generation)
+        return (task.id, *found, self.standings.generation)
 
     # -- models and submissions ---------------------------------------------------------
 
     def model(self, task_name: str, model_name: str) -> Dict[str, Any]:
         """A model's submissions, oldest first, each with its scores and jobs."""
-        with store.reading(self.engine) as connection:
-            task = store.task(connection, task_name)
-            model = store.model(connection, task.id, model_name)
+        with reading(self.engine) as connection:
+            task = store.task(connection, check_name(task_name, "task"))
+            model = store.model(connection, task.id, check_name(model_name, "model"))
             history = store.model_submissions(connection, model.id)
             records = _submission_records(connection, task.id, history)
         return {"task": task.name, "model": model.name, "team": model.team,
@@ -354,142 +231,31 @@ class Boards:
     def submission(self, submission_id: int) -> Dict[str, Any]:
         """One submission, the current one of its model on its dataset or an earlier
         one, with its scores."""
-        with store.reading(self.engine) as connection:
+        if not 0 <= submission_id <= MAX_NUMBER:  # beyond the database's integers
+            raise NotFound(f"no submission {submission_id}")
+        with reading(self.engine) as connection:
             row = store.submission(connection, submission_id)
             (record,) = _submission_records(connection, row.task_id, [row])
             record["task"] = store.task_name(connection, row.task_id)
         return record
 
-    # -- exports -------------------------------------------------------------------------
 
-    def export(self, task_name: str, dataset_name: str) -> Dict[str, Any]:
-        """Which models and metrics an export of a dataset holds: each model's current
-        submission, under every metric all of them have been scored with."""
-        with store.reading(self.engine) as connection:
-            plan = self._export_plan(connection, task_name, dataset_name)
-        _, _, _, current, chosen, left_out, failed = plan
-        return {"models": [row.model for row in current],
-                "metrics": [metric.spec for metric in chosen], "left_out": left_out,
-                "failed_models": failed}
-
-    def stats_file(self, task_name: str, dataset_name: str, model_name: str) -> str:
-        """The stats file of a model's current submission on a dataset, under the
-        export's metrics (see `export`)."""
-        with store.reading(self.engine) as connection:
-            plan = self._export_plan(connection, task_name, dataset_name)
-            dataset, text, evaluations, current, chosen, _, _ = plan
-            row = next((row for row in current if row.model == model_name), None)
-            if row is None:
-                raise NotFound(f"the model {model_name!r} has no submission on "
-                                     f"{dataset_name!r}")
-        loaded = [self.metric(MetricSpec(metric.kind, metric.spec)) for metric in chosen]
-        with store.reading(self.engine) as connection:
-            stored = store.evaluation_rows(connection, [
-                evaluations[metric.id][row.predictions_id].id for metric in chosen])
-        rows = [rows_from_bytes(stored[evaluations[metric.id][row.predictions_id].id],
-                                len(text.ids)) for metric in chosen]
-        return stats_file_text(row.model, text.nrefs, loaded, text.ids, rows)
-
-    def _export_plan(self, connection: Connection, task_name: str, dataset_name: str
-                     ) -> Tuple[Row, DatasetText, Dict[int, Dict[int, Row]], List[Row],
-                                List[Row], List[str], List[str]]:
-        """What an export holds: the current submissions under the metrics that scored
-        all of them. When no metric has, the models a job of which failed are left out
-        (the last value), since waiting would not score them."""
-        task = store.task(connection, task_name)
-        dataset = store.dataset(connection, task.id, dataset_name)
-        metric_rows = store.task_metrics(connection, task.id)
-        _, text, current, states, evaluations = self._gather(connection, dataset, metric_rows)
-        if not current:
-            raise Conflict(f"no model has submitted to {dataset_name!r} yet")
-
-        def scoring_all(rows: List[Row]) -> List[Row]:
-            return [metric for metric in metric_rows
-                    if all(row.predictions_id in evaluations[metric.id] for row in rows)]
-
-        chosen, failed = scoring_all(current), []
-        if not chosen:
-            failed = [row.model for row in current if any(
-                job.state == store.FAILED for (submission, _), job in states.items()
-                if submission == row.id)]
-            current = [row for row in current if row.model not in failed]
-            if not current:
-                raise Conflict(f"the scoring of every model's submission to "
-                               f"{dataset_name!r} failed ({', '.join(failed)}): see "
-                               f"evalproto board leaderboard {task_name}")
-            chosen = scoring_all(current)
-        if not chosen:
-            raise Conflict(f"no metric has scored every submission to {dataset_name!r} yet "
-                           f"(wait with: evalproto board leaderboard {task_name} --wait)")
-        left_out = [metric.spec for metric in metric_rows if metric not in chosen]
-        return dataset, text, evaluations, current, chosen, left_out, failed
-
-    # -- report pages --------------------------------------------------------------------
-
-    def report(self, task_name: str, dataset_name: str) -> Tuple[str, str]:
-        """The `evalproto report` page of a dataset's models and its Content Security
-        Policy: their current submissions under the metrics that scored all of them (an
-        export's), in the leaderboard's order (the first is the report's baseline). Made
-        once per set of evaluations, in a worker process."""
-        (section,) = self.leaderboard(task_name, dataset_name)["datasets"]
-        order = list(dict.fromkeys(entry["model"] for entry in section["entries"]))
-        with store.reading(self.engine) as connection:
-            dataset, text, evaluations, current, chosen, _, _ = self._export_plan(
-                connection, task_name, dataset_name)
-        current = sorted(current, key=lambda row: order.index(row.model)
-                         if row.model in order else len(order))
-        scored = [[(row.model, evaluations[metric.id][row.predictions_id].id)
-                   for row in current] for metric in chosen]
-        key = (dataset.id, tuple(metric.signature for metric in chosen),
-               tuple(tuple(pairs) for pairs in scored))
-        with self._lock:
-            future = self._reports.get(key)
-            mine = future is None
-            if future is None:
-                future = self._reports[key] = Future()
-                while len(self._reports) > KEPT_REPORTS:
-                    self._reports.popitem(last=False)
-        if mine:
-            try:
-                with store.reading(self.engine) as connection:
-                    stored = store.evaluation_rows(connection, [
-                        evaluation for pairs in scored for _, evaluation in pairs])
-                rows = [{model: rows_from_bytes(stored[evaluation], len(text.ids))
-                         for model, evaluation in pairs} for pairs in scored]
-                specs = [MetricSpec(metric.kind, metric.spec) for metric in chosen]
-                arguments = (specs, rows, text.ids, text.tags, text.nrefs, self.samples,
-                             self.seed)
-                workers = self._workers
-                page = (workers.submit_anew(report_page, *arguments).result()
-                        if workers is not None else report_page(*arguments))
-                future.set_result(page)
-            except BaseException as exc:  # those waiting learn why; the next one tries again
-                with self._lock:
-                    self._reports.pop(key, None)
-                future.set_exception(exc)
-        try:
-            return future.result()
-        except Refused:
-            raise
-        except EvalprotoError as exc:  # a tag the report cannot show, say
-            raise Conflict(f"no report of {dataset_name!r}: {exc}") from None
-
-    # -- registering metrics ---------------------------------------------------------------
-
-    def entry(self, spec: MetricSpec) -> store.MetricEntry:
-        """A metric as a task registers it, loaded here to check it and read its
-        signature (a bad spec or a command that does not start is refused)."""
-        try:
-            metric = self.metric(spec)
-        except (EvalprotoError, ValueError, TypeError) as exc:
-            raise Invalid(f"metric {spec.spec!r}: {exc}") from None
-        described = describe_metric(metric)
-        return store.MetricEntry(spec.spec, spec.kind, str(described["name"]),
-                                 str(described["signature"]),
-                                 bool(described["higher_is_better"]))
+def task_record(task: Row, metrics: List[Row], datasets: List[Row]) -> Dict[str, Any]:
+    """A task as the API shows it."""
+    return {"task": task.name, "perf": task.perf, "created": iso_time(task.created),
+            "metrics": [metric_record(metric) for metric in metrics],
+            "datasets": [dataset_record(dataset) for dataset in datasets]}
 
 
-def _metric_record(row: Row) -> Dict[str, Any]:
+def dataset_record(dataset: Row) -> Dict[str, Any]:
+    """A dataset as the API shows it (never its examples)."""
+    return {"dataset": dataset.name, "round": dataset.round, "examples": dataset.examples,
+            "nrefs": dataset.nrefs, "content_hash": dataset.content_hash,
+            "created": iso_time(dataset.created)}
+
+
+def metric_record(row: Row) -> Dict[str, Any]:
+    """A metric as the API shows it."""
     return {"metric": row.spec, "kind": row.kind, "name": row.name,
             "higher_is_better": row.higher_is_better, "signature": row.signature}
 
@@ -499,6 +265,7 @@ def _by_score(rows: Sequence[Row], scores: Dict[str, Optional[float]], ranked: L
     """Models with a perf score by it, best first (ties: ranked ones in their order),
     then the others in the given order."""
     def key(row: Row) -> Tuple[float, int, int]:
+        """Best score first; ties in ranking order, then as given."""
         score = scores[row.model]
         signed = math.inf if score is None else -score if higher_is_better else score
         place = ranked.index(row.model) if row.model in ranked else len(ranked)
@@ -512,24 +279,24 @@ def _entry(task: Row, dataset: Row, row: Row, metric: Row, standing: Optional[St
            job: Optional[Row], evaluation: Optional[Row] = None,
            score: Optional[float] = None) -> Dict[str, Any]:
     """One (model, dataset, metric) of a leaderboard: scored and ranked ("done"), scored
-    and not ranked yet ("ranking", see Boards.standings), or its job's state."""
+    and not ranked yet ("ranking"), or its job's state."""
     record: Dict[str, Any] = {
         "task": task.name, "dataset": dataset.name, "round": dataset.round,
         "model": row.model, "team": row.team, "metric": metric.spec, "name": metric.name,
         "submission": row.id}
+    message = job.message if job is not None else None
     if standing is not None:
-        record.update(status=store.DONE, score=standing.score, signature=standing.signature,
+        record.update(status=DONE, score=standing.score, signature=standing.signature,
                       n=standing.n, mean=standing.mean, half_width=standing.half_width,
-                      rank=list(standing.rank), tags=standing.tags,
-                      message=job.message if job is not None else None)
+                      rank=list(standing.rank), tags=standing.tags, message=message)
     elif evaluation is not None:
         record.update(status=RANKING, score=score, signature=metric.signature,
                       n=evaluation.segments, mean=None, half_width=None, rank=None, tags={},
-                      message=job.message if job is not None else None)
+                      message=message)
     else:
-        record.update(status=job.state if job is not None else store.QUEUED, score=None,
+        record.update(status=job.state if job is not None else QUEUED, score=None,
                       signature=None, n=None, mean=None, half_width=None, rank=None,
-                      tags={}, message=job.message if job is not None else None)
+                      tags={}, message=message)
     return plain_data(record)
 
 
@@ -551,10 +318,10 @@ def _submission_records(connection: Connection, task_id: int,
             evaluation = found[row.id, metric.id]
             scores.append(plain_data({
                 "metric": metric.spec, "name": metric.name,
-                "status": store.DONE if evaluation else (job.state if job else store.QUEUED),
+                "status": DONE if evaluation else (job.state if job else QUEUED),
                 "score": stored[evaluation.id] if evaluation else None,
                 "message": job.message if job else None}))
         records.append({"submission": row.id, "model": row.model, "team": row.team,
-                        "dataset": row.dataset, "submitted": store.iso_time(row.created),
+                        "dataset": row.dataset, "submitted": iso_time(row.created),
                         "scores": scores})
     return records

@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
-from urllib.parse import quote
 
 import httpx
 
 from evalproto.base.errors import EvalprotoError
+from evalproto.service import paths
 from evalproto.service.names import token_problem
 
 TIMEOUT = httpx.Timeout(300.0, connect=10.0)
@@ -26,12 +26,14 @@ class Client:
     """A client of one server, with a token or none (reads need none)."""
 
     def __init__(self, server: str, token: Optional[str] = None) -> None:
+        """A client of `server`; a token that no request could carry is refused here."""
         self.server = server.rstrip("/")
         token = checked_token(token.strip()) if token else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.server, headers=headers, timeout=TIMEOUT)
 
     def close(self) -> None:
+        """Close the HTTP connections."""
         self._http.close()
 
     def __enter__(self) -> Client:
@@ -41,6 +43,7 @@ class Client:
         self.close()
 
     def _call(self, method: str, path: str, **options: Any) -> httpx.Response:
+        """One request; a refusal or a server out of reach is a ServiceError."""
         try:
             response = self._http.request(method, path, **options)
         except httpx.TransportError as exc:
@@ -56,6 +59,7 @@ class Client:
         return response
 
     def _json(self, method: str, path: str, **options: Any) -> Any:
+        """One request's JSON answer."""
         return self._call(method, path, **options).json()
 
     def _upload(self, path: str, file: str, params: Dict[str, Any]) -> Any:
@@ -64,7 +68,7 @@ class Client:
             data = Path(file).read_bytes()
         except OSError as exc:
             raise ServiceError(f"{file}: cannot read: {exc.strerror or exc}") from None
-        limit = self._json("GET", "/api")["max_upload"]
+        limit = self._json("GET", paths.API)["max_upload"]
         if len(data) > limit:
             raise ServiceError(f"{file}: {len(data)} bytes, more than the server takes "
                                f"(--max-upload {limit})")
@@ -73,35 +77,43 @@ class Client:
                           headers={"Content-Type": "application/x-ndjson"})
 
     # -- the calls ----------------------------------------------------------------------
-    # Names go into paths quoted: the server refuses a bad one with its own message.
+    # Names go into paths quoted (evalproto.service.paths): the server refuses a bad one
+    # with its own message.
 
     def add_task(self, task: str, metrics: List[Dict[str, str]],
                  perf: Optional[str] = None) -> Dict[str, Any]:
-        return self._json("POST", "/api/tasks",
+        """Add a task with its metrics ([{"spec", "kind"}])."""
+        return self._json("POST", paths.TASKS,
                           json={"name": task, "metrics": metrics, "perf": perf})
 
     def add_team(self, team: str) -> Dict[str, str]:
-        return self._json("POST", "/api/teams", json={"name": team})
+        """Add a team; the answer holds its token."""
+        return self._json("POST", paths.TEAMS, json={"name": team})
 
     def add_dataset(self, task: str, dataset: str, file: str,
                     round_: Optional[int] = None) -> Dict[str, Any]:
+        """Add a dataset from a JSON Lines file."""
         params = {"round": round_} if round_ is not None else {}
-        return self._upload(f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}", file, params)
+        return self._upload(paths.fill(paths.DATASET, task=task, dataset=dataset), file, params)
 
     def submit(self, task: str, model: str, dataset: str, file: str) -> Dict[str, Any]:
-        return self._upload(f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/models/{_q(model)}",
-                            file, {})
+        """Submit a model's predictions from a JSON Lines file."""
+        return self._upload(paths.fill(paths.SUBMISSIONS, task=task, dataset=dataset,
+                                       model=model), file, {})
 
     def add_metric(self, task: str, spec: str, kind: str) -> Dict[str, Any]:
-        return self._json("POST", f"/api/tasks/{_q(task)}/metrics",
+        """Add a metric to a task; the stored submissions are queued for it."""
+        return self._json("POST", paths.fill(paths.TASK_METRICS, task=task),
                           json={"spec": spec, "kind": kind})
 
     def leaderboard(self, task: str, dataset: Optional[str] = None) -> Dict[str, Any]:
+        """A task's leaderboard (or one dataset's)."""
         params = {"dataset": dataset} if dataset else {}  # quoted by httpx
-        return self._json("GET", f"/api/tasks/{_q(task)}/leaderboard", params=params)
+        return self._json("GET", paths.fill(paths.LEADERBOARD, task=task), params=params)
 
     def jobs(self, task: str) -> Dict[str, int]:
-        return self._json("GET", f"/api/tasks/{_q(task)}/jobs")
+        """A task's jobs by state."""
+        return self._json("GET", paths.task_jobs(task))
 
     def wait(self, task: str, timeout: Optional[float] = None) -> Optional[Dict[str, int]]:
         """Until no job of the task is queued or running (None), or for at most
@@ -117,11 +129,12 @@ class Client:
                        else max(0.0, min(WAIT_POLL, deadline - time.monotonic())))
 
     def export(self, task: str, dataset: str) -> Dict[str, Any]:
-        return self._json("GET", f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/stats")
+        """What an export of a dataset holds."""
+        return self._json("GET", paths.fill(paths.EXPORT, task=task, dataset=dataset))
 
     def stats_file(self, task: str, dataset: str, model: str) -> str:
-        path = f"/api/tasks/{_q(task)}/datasets/{_q(dataset)}/stats/{_q(model)}"
-        return self._call("GET", path).text
+        """A model's stats file on a dataset, as text."""
+        return self._call("GET", paths.stats_file(task, dataset, model)).text
 
 
 def checked_token(token: str) -> str:
@@ -131,8 +144,3 @@ def checked_token(token: str) -> str:
         raise ServiceError(f"the token (--token or EVALPROTO_TOKEN) is not a token: "
                            f"{problem}")
     return token
-
-
-def _q(name: str) -> str:
-    """A name as one segment of a path."""
-    return quote(name, safe="")

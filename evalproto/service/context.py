@@ -1,15 +1,21 @@
 """What a running service's routes share, the API's and the pages' alike: its settings,
-its database, the admin token's hash, its leaderboards and its job dispatcher."""
+its database, the admin token's hash, the metrics it has loaded, its reads (boards,
+exports) and its job dispatcher. The routes reach it through one dependency
+(evalproto.service.deps.ServiceDep)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from sqlalchemy.engine import URL, Engine
 
 from evalproto.service.boards import Boards
+from evalproto.service.cache import Kept
+from evalproto.service.exports import Exports
 from evalproto.service.jobs import Dispatcher
+from evalproto.service.loaded import LoadedMetrics
+from evalproto.service.standings import Standings
 from evalproto.sources.process import DEFAULT_TIMEOUT
 
 MAX_UPLOAD = 64 << 20
@@ -35,8 +41,15 @@ class Service:
     settings: Settings
     engine: Engine
     admin: str  # the admin token's hash
-    boards: Boards
+    loaded: LoadedMetrics = field(default_factory=LoadedMetrics)
+    kept: Kept = field(default_factory=Kept)  # pages made, by their task's version
     dispatcher: Optional[Dispatcher] = None
+
+    def __post_init__(self) -> None:
+        """The reads of the service's database, made from its engine."""
+        self.standings = Standings(self.engine)
+        self.boards = Boards(self.engine, self.standings)
+        self.exports = Exports(self.boards, self.loaded)
 
     def wake(self) -> None:
         """Tell the dispatcher that jobs were queued."""

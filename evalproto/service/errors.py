@@ -18,6 +18,7 @@ class Refused(EvalprotoError):
 
     @property
     def message(self) -> str:
+        """The refusal's message, as the answer and the log say it."""
         return str(self)
 
 

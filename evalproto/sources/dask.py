@@ -23,7 +23,7 @@ from evalproto.base.compiled import one_kernel_thread
 from evalproto.base.errors import EvalprotoError, SetupError
 from evalproto.base.items import Item
 from evalproto.base.numerals import is_whole_number
-from evalproto.base.processes import signals_held_for_workers
+from evalproto.base.processes import KEEP_GROUPS, signals_held_for_workers
 from evalproto.readers.text import (
     check_inputs,
     check_line_counts,
@@ -189,6 +189,9 @@ UNTRIMMED = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 # heartbeat that meets the scheduler already closed as an error with a traceback. What
 # goes wrong in a task reaches the client, which reports it as a local run would.
 QUIET = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical"}
+# The evaluators a local worker starts end with it, even when it is killed (its nanny, or
+# the run, gone): see evalproto.base.processes.KEEP_GROUPS.
+KEPT = {f"distributed.nanny.pre-spawn-environ.{KEEP_GROUPS}": "1"}
 
 
 def local_cluster(workers: int) -> Any:
@@ -197,7 +200,7 @@ def local_cluster(workers: int) -> Any:
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set({**UNTRIMMED, **QUIET}):  # read by the nannies as they are made
+    with dask.config.set({**UNTRIMMED, **QUIET, **KEPT}):  # read by the nannies as they are made
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=":0")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -241,7 +241,8 @@ def _paired_tests(table: StatsTable, units: List[np.ndarray], figures: Figures,
     return tested
 
 
-def _tested(table: StatsTable, tested: Optional[Sequence[str]]):
+def _tested(table: StatsTable, tested: Optional[Sequence[str]]
+            ) -> Callable[[np.ndarray], Dict[str, np.ndarray]]:
     """The table's figures, limited to those the metric has intervals and tests for."""
     if tested is None:
         return table.figures

@@ -14,8 +14,9 @@ import lxml.html
 from sqlalchemy import create_engine
 
 from evalproto.service import auth, store
+from evalproto.service.database import writing
 
-from .conftest import Server, dataset_rows, prediction_rows, systems
+from .conftest import dataset_rows, prediction_rows, systems
 
 HOSTILE_MODEL = "<img src=x onerror=alert(1)>"
 HOSTILE_TAG = "</script><script>window.__pwned = 1</script>"
@@ -35,7 +36,7 @@ class Board:
     predictions: Dict[Tuple[str, str], bytes]  # (dataset, model) -> predictions
 
 
-def make_board(server: Server) -> Board:
+def make_board(server: Any) -> Board:
     """Two datasets (WMT22 de-en in round 1, en-de in round 2), four models on the first
     and two on the second, from two teams; scored when this returns."""
     teams = {name: server.ok("POST", "/api/teams", json={"name": name})["token"]
@@ -62,7 +63,7 @@ def make_board(server: Server) -> Board:
     return Board(teams, datasets, predictions)
 
 
-def make_hostile_board(server: Server) -> None:
+def make_hostile_board(server: Any) -> None:
     """Task `xss`: a tag that closes a script, a team and a model whose names are
     markup. The API refuses such names, so they go straight into the database; the
     pages must show them as text all the same."""
@@ -74,14 +75,14 @@ def make_hostile_board(server: Server) -> None:
     token = auth.new_token()
     engine = create_engine(server.url)
     try:
-        with store.writing(engine) as connection:
+        with writing(engine) as connection:
             store.add_team(connection, HOSTILE_TEAM, auth.token_hash(token))
             team = store.team_by_token(connection, auth.token_hash(token))
             task = store.task(connection, "xss")
             dataset = store.dataset(connection, task.id, "tagged")
             for model, hyps in list(systems().items())[:2]:
                 name = HOSTILE_MODEL if model == "lt22" else model
-                store.submit(connection, task.id, team, name, dataset.id,
+                store.submit(connection, task.id, team.id, name, dataset.id,
                              jsonl_bytes(prediction_rows(hyps)))
     finally:
         engine.dispose()
@@ -92,7 +93,7 @@ def make_hostile_board(server: Server) -> None:
 # -- reading pages ---------------------------------------------------------------------
 
 @contextmanager
-def serving_boards(server: Server) -> Iterator[Tuple[Server, Board]]:
+def serving_boards(server: Any) -> Iterator[Tuple[Any, Board]]:
     """The server started, with the board of make_board and the hostile one; stopped
     (and checked to stop cleanly) at the end."""
     server.start()

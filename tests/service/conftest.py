@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import os
 import pwd
 import re
@@ -161,7 +162,7 @@ def postgres() -> Iterator[Postgres]:
         server.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def database(request: Any, tmp_path: Path) -> str:
     """The URL of a new, empty database of each kind."""
     if request.param == "sqlite":
@@ -260,8 +261,8 @@ class Server:
                 headers: Optional[Dict[str, str]] = None, **options: Any) -> httpx.Response:
         sent = {"Authorization": f"Bearer {token}"} if token else {}
         sent.update(headers or {})
-        return httpx.request(method, f"{self.address}{path}", headers=sent,
-                             timeout=DEADLINE, **options)
+        options.setdefault("timeout", DEADLINE)
+        return httpx.request(method, f"{self.address}{path}", headers=sent, **options)
 
     def ok(self, method: str, path: str, token: Optional[str] = ADMIN, **options: Any) -> Any:
         response = self.request(method, path, token, **options)
@@ -282,6 +283,152 @@ class Server:
         params = {"dataset": dataset} if dataset else {}
         board = self.ok("GET", f"/api/tasks/{task}/leaderboard", params=params)
         return [entry for section in board["datasets"] for entry in section["entries"]]
+
+
+class InProcess:
+    """The service's application in this process, through Starlette's TestClient on
+    `create_app` over a real database (a SQLite file, or a PostgreSQL database): its
+    lifespan starts the real job workers, and requests take the real middleware,
+    routes and templates, without a port or a process to start. The same requests as
+    Server's; what needs a process (signals, kill -9, the CLI) takes a Server."""
+
+    address = "http://testserver"
+
+    def __init__(self, url: str, *, jobs: int = 1, max_upload: Optional[int] = None,
+                 timeout: Optional[float] = None) -> None:
+        from evalproto.service.context import MAX_UPLOAD
+        from evalproto.service.database import database_url
+        from evalproto.sources.process import DEFAULT_TIMEOUT
+
+        self.url = url
+        self.settings = (database_url(url), jobs, None, max_upload or MAX_UPLOAD,
+                         timeout if timeout is not None else DEFAULT_TIMEOUT)
+        self.client: Any = None
+        self.log = _Log()
+
+    def start(self) -> InProcess:
+        from starlette.testclient import TestClient
+
+        from evalproto.service import app
+
+        logging.getLogger("evalproto.service").addHandler(self.log)
+        previous = os.environ.get("EVALPROTO_ADMIN_TOKEN")
+        os.environ["EVALPROTO_ADMIN_TOKEN"] = ADMIN
+        try:
+            prepared = app.prepare(app.Settings(*self.settings))
+        finally:
+            if previous is None:
+                os.environ.pop("EVALPROTO_ADMIN_TOKEN")
+            else:
+                os.environ["EVALPROTO_ADMIN_TOKEN"] = previous
+        self.service = prepared.service
+        self.client = TestClient(app.create_app(prepared.service), base_url=self.address,
+                                 raise_server_exceptions=False)
+        self.client.__enter__()
+        return self
+
+    def stop(self) -> int:
+        """The application's end (its workers stopped); 0, as a server's exit status."""
+        if self.client is not None:
+            self.client.__exit__(None, None, None)
+            self.client = None
+            self.service.engine.dispose()
+        logging.getLogger("evalproto.service").removeHandler(self.log)
+        return 0
+
+    def text(self) -> str:
+        """The service's log lines so far."""
+        return self.log.text()
+
+    def request(self, method: str, path: str, token: Optional[str] = ADMIN,
+                headers: Optional[Dict[str, str]] = None, **options: Any) -> httpx.Response:
+        sent = {"Authorization": f"Bearer {token}"} if token else {}
+        sent.update(headers or {})
+        options.setdefault("follow_redirects", False)
+        options.pop("timeout", None)  # in process, nothing to wait for
+        response: httpx.Response = self.client.request(method, path, headers=sent, **options)
+        return response
+
+    def board(self, *args: str, token: Optional[str] = ADMIN) -> Any:
+        """`evalproto board ARGS` (click's runner, in process), its HTTP client's
+        requests answered by this application."""
+        from unittest import mock
+
+        from evalproto.service import client
+
+        application = self.client
+
+        class Forwarded:
+            """What the board's client asks of httpx.Client, through the test client."""
+
+            def __init__(self, headers: Dict[str, str], **ignored: Any) -> None:
+                self.headers = headers
+
+            def request(self, method: str, path: str, **options: Any) -> Any:
+                headers = {**self.headers, **options.pop("headers", {})}
+                return application.request(method, path, headers=headers,
+                                           follow_redirects=False, **options)
+
+            def close(self) -> None:
+                pass
+
+        env = {"EVALPROTO_SERVER": self.address, "EVALPROTO_TOKEN": token or ""}
+        with mock.patch.object(client.httpx, "Client", Forwarded):
+            return CliRunner().invoke(main, ["board", *args], env=env,
+                                      catch_exceptions=False)
+
+    ok = Server.ok
+    wait = Server.wait
+    leaderboard = Server.leaderboard
+
+
+class _Log(logging.Handler):
+    """The lines the service logs, as `evalproto serve` writes them on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: List[str] = []
+        self.setFormatter(logging.Formatter("%(levelname)s:  evalproto: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+    def text(self) -> str:
+        return "".join(f"{line}\n" for line in self.lines)
+
+
+def served(kind: str, request: Any, directory: Path, *options: str,
+           **settings: Any) -> Any:
+    """A service on a database of `kind`: on SQLite, the application in this process
+    (InProcess, with `settings`); on PostgreSQL, `evalproto serve` (a Server, with
+    `options`), so that both doors are tested. Not started."""
+    if kind == "sqlite":
+        return InProcess(f"sqlite:///{directory / 'board.db'}", **settings)
+    return Server(request.getfixturevalue("postgres").new_database(), directory, *options)
+
+
+SERVED = [pytest.param("sqlite"), pytest.param("postgresql", marks=pytest.mark.slow)]
+"""The databases a module's service runs on: SQLite in process (the quick tier), and
+PostgreSQL behind a real server (slow: a PostgreSQL server starts first)."""
+
+
+@pytest.fixture
+def start_service(tmp_path: Path) -> Iterator[Any]:
+    """start_service(url, *options, **settings) -> a running service: on a SQLite file,
+    the application in this process (InProcess, with `settings`: jobs, max_upload,
+    timeout); on PostgreSQL, `evalproto serve` (a Server, with `options`). All stopped
+    at the end."""
+    started: List[Any] = []
+
+    def start(url: str, *options: str, **settings: Any) -> Any:
+        service = (InProcess(url, **settings) if url.startswith("sqlite")
+                   else Server(url, tmp_path, *options))
+        started.append(service.start())
+        return service
+
+    yield start
+    for service in started:
+        assert service.stop() == 0, service.text()
 
 
 @pytest.fixture

@@ -19,9 +19,12 @@ from sqlalchemy import create_engine, func, select
 from evalproto.api.report import format_report, report_from_stats
 from evalproto.reports.leaderboard import rank_text
 from evalproto.reports.report import decimals, fixed
-from evalproto.service import store
 from evalproto.service.boards import Boards
-from evalproto.service.pages import POLICY, Kept
+from evalproto.service.cache import Kept
+from evalproto.service.database import database_url, open_engine
+from evalproto.service.pages import POLICY
+from evalproto.service.schema import metadata
+from evalproto.service.standings import Standings
 
 from .boardpages import (
     HOSTILE_MODEL,
@@ -35,35 +38,35 @@ from .boardpages import (
     parse,
     serving_boards,
 )
-from .conftest import ADMIN, Server, dataset_rows, lines, until
+from .conftest import ADMIN, SERVED, dataset_rows, lines, until
+from .conftest import served as served_on
 
 MAX_UPLOAD = 200_000
 PAGES = ["/", "/tasks/mt", "/tasks/mt?round=2", "/tasks/mt?sort=-m1", "/tasks/mt/models/lt22",
          "/tasks/mt/submit", "/tasks/mt/admin", "/tasks/xss", "/tasks/nope"]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def served(request: Any, tmp_path_factory: Any) -> Iterator[Tuple[Server, Board]]:
-    """A server (--max-upload 200000) with the board of boardpages and its hostile
-    board, all scored."""
-    directory = tmp_path_factory.mktemp("pages")
-    url = (f"sqlite:///{directory / 'board.db'}" if request.param == "sqlite"
-           else request.getfixturevalue("postgres").new_database())
-    server = Server(url, directory, "--jobs", "2", "--max-upload", str(MAX_UPLOAD))
+@pytest.fixture(scope="module", params=SERVED)
+def served(request: Any, tmp_path_factory: Any) -> Iterator[Tuple[Any, Board]]:
+    """A service (2 job workers, --max-upload 200000) with the board of boardpages and
+    its hostile board, all scored."""
+    server = served_on(request.param, request, tmp_path_factory.mktemp("pages"), "--jobs",
+                       "2", "--max-upload", str(MAX_UPLOAD), jobs=2, max_upload=MAX_UPLOAD)
     with serving_boards(server) as served:
         yield served
 
 
-def get(server: Server, path: str) -> httpx.Response:
+def get(server: Any, path: str) -> httpx.Response:
     return server.request("GET", path, token=None)
 
 
-def post_form(server: Server, path: str, fields: Dict[str, str],
+def post_form(server: Any, path: str, fields: Dict[str, str],
               file: Optional[Tuple[str, bytes]] = None) -> httpx.Response:
-    """A form as a browser posts it: multipart, the token a field, no Authorization."""
+    """A form as a browser posts it: multipart (the fields in the page's order, the
+    token before the file), no Authorization header."""
     files = {"file": (file[0], file[1], "application/octet-stream")} if file else None
-    return httpx.post(f"{server.address}{path}", data=fields, files=files,
-                      follow_redirects=False, timeout=120)
+    return server.request("POST", path, token=None, data=fields, files=files,
+                          follow_redirects=False, timeout=120)
 
 
 def shown_error(response: httpx.Response) -> str:
@@ -79,7 +82,7 @@ def counts(url: str) -> Dict[str, int]:
         with engine.connect() as connection:
             return {table.name: int(connection.execute(
                 select(func.count()).select_from(table)).scalar_one())
-                for table in store.metadata.sorted_tables if table.name != "servers"}
+                for table in metadata.sorted_tables if table.name != "servers"}
     finally:
         engine.dispose()
 
@@ -240,15 +243,42 @@ def test_the_round_filter(served):
             f"table-{name}" for name in shown], query
 
 
+def test_a_task_of_one_round_has_no_round_filter_and_directions_are_marked(served):
+    """A filter with one round to choose filters nothing; a metric where lower is better
+    (TER) is marked so on every page that shows it."""
+    server, board = served
+    server.ok("POST", "/api/tasks", json={"name": "one-round", "metrics": [
+        {"spec": "ter"}, {"spec": "bleu"}]})
+    server.ok("POST", "/api/tasks/one-round/datasets/ds", params={"round": 1},
+              content=board.datasets["wmt22-de-en"])
+    server.ok("POST", "/api/tasks/one-round/datasets/ds/models/lt22", board.teams["lab-a"],
+              content=board.predictions["wmt22-de-en", "lt22"])
+    server.wait("one-round")
+    document = parse(get(server, "/tasks/one-round").text)
+    assert document.xpath("//select[@id='round']") == []
+    marks = {button.get("data-key"): (button.get("title"), button.xpath(
+        f"./span[{classed('better')}]")[0].text_content())
+        for button in document.xpath("//table[@id='table-ds']/thead//button[@data-better]")}
+    assert marks == {"m0": ("lower is better", "↓"), "m1": ("higher is better", "↑")}
+    model = parse(get(server, "/tasks/one-round/models/lt22").text)
+    heads = [" ".join(head.text_content().split()) for head in model.xpath(
+        f"//table[{classed('scores')}]/tbody/tr/th")]
+    assert heads == ["TER ↓ (lower is better) (ranks)", "BLEU ↑ (higher is better)"]
+    index = parse(get(server, "/").text)
+    (row,) = [row for row in index.xpath("//table/tbody/tr")
+              if row.xpath("./th")[0].text_content() == "one-round"]
+    assert row.xpath("./td")[1].text_content() == "TER ↓ (ranks), BLEU ↑"
+
+
 def test_the_index_lists_tasks_with_datasets_metrics_models_and_last_submission(served):
     server, _ = served
     rows = parse(get(server, "/").text).xpath("//table/tbody/tr")
     found = {row.xpath("./th")[0].text_content(): [cell.text_content() for cell in
                                                      row.xpath("./td")] for row in rows}
-    assert list(found) == ["mt", "xss"]
+    assert list(found)[:2] == ["mt", "xss"]  # in the order they were added
     datasets, metrics, models, last = found["mt"]
     assert datasets == "wmt22-de-en (round 1), wmt22-en-de (round 2)"
-    assert metrics == "BLEU (ranks), chrF2++"
+    assert metrics == "BLEU ↑ (ranks), chrF2++ ↑"  # higher is better, marked
     names = {entry["model"] for entry in server.leaderboard("mt")}
     assert models == str(len(names)) and len(names) >= 6
     submitted = [record["submitted"] for model in names
@@ -278,6 +308,11 @@ def test_the_model_page(served):
             tag = row.xpath("./th")[0].text_content()
             assert [cell.get("data-value") for cell in row.xpath("./td")] == [
                 repr(entry["tags"][tag]) for entry in mine]
+        ranks = document.xpath(f"{where}//table[{classed('scores')}]/tbody/tr/td"
+                               f"[starts-with(@data-key, 'rank-')]")
+        # every metric's own rank, as the API gives it (was empty but for the perf metric)
+        assert [cell.text_content() for cell in ranks] == [
+            rank_text(entry["rank"], "–") for entry in mine]
         (link,) = document.xpath(f"{where}//a[@download]")
         assert link.get("href") == f"/api/tasks/mt/datasets/{section['dataset']}/stats/lt22"
         stats = get(server, link.get("href"))
@@ -305,9 +340,23 @@ def test_the_report_page_is_evalprotos_report_of_the_export(served, tmp_path):
     groups = tmp_path / "groups"
     groups.write_text("".join(",".join(row["tags"]) + "\n" for row in dataset_rows("en-de")))
     expected = format_report(report_from_stats(paths, groups=str(groups)), "html")
-    response = get(server, "/tasks/mt/datasets/wmt22-en-de/report")
-    assert response.status_code == 200
-    assert response.text == expected
+    path = "/tasks/mt/datasets/wmt22-en-de/report"
+    first = get(server, path)
+    if first.status_code == 202:  # being made: a page that says so, and looks again
+        document = parse(first.text)
+        assert document.xpath("//meta[@http-equiv='refresh']/@content") == ["2"]
+        assert "being made" in document.xpath(f"//*[{classed('notice')}]")[0].text_content()
+        assert "/tasks/mt#dataset-wmt22-en-de" in document.xpath("//main//a/@href")
+    else:
+        assert first.status_code == 200
+    response = until(lambda: (lambda found: found if found.status_code == 200 else None)(
+        get(server, path)), "the report to be made")
+    (back,) = parse(response.text).xpath("//body/nav[1]/a")
+    assert back.get("href") == "/tasks/mt#dataset-wmt22-en-de"  # a way back to the board
+    assert back.text_content() == "← the leaderboard of mt"
+    shown = re.sub(r'<nav aria-label="Where you are"[^>]*>.*?</nav>\n', "", response.text,
+                   count=1)
+    assert shown == expected
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"',
                        expected).group(1)
     assert response.headers["content-security-policy"].startswith(policy + ";")
@@ -343,9 +392,9 @@ def test_pages_do_not_wait_for_standings_and_show_new_scores_as_ranking(served):
     "ranking" with their stored score, in score order, until the background computation
     brings the API's figures."""
     server, board = served
-    engine = store.open_engine(store.database_url(server.url))
+    engine = open_engine(database_url(server.url))
     try:
-        fresh = Boards(engine)  # nothing computed yet, no worker processes
+        fresh = Boards(engine, Standings(engine))  # nothing computed yet, no workers
         first = fresh.leaderboard("mt", "wmt22-de-en", wait=False)["datasets"][0]["entries"]
         api = server.leaderboard("mt", "wmt22-de-en")
         assert {entry["status"] for entry in first} == {"ranking"}
@@ -380,7 +429,6 @@ def test_pages_do_not_wait_for_standings_and_show_new_scores_as_ranking(served):
             "GET", "/api/tasks/mt/leaderboard", None, params={"dataset": "wmt22-de-en"}),
             "the new model to be ranked")
     finally:
-        fresh.close()
         engine.dispose()
 
 
@@ -567,11 +615,54 @@ def test_the_admin_forms_add_and_refuse_as_the_api_does(served):
     assert refused.status_code == 400 and shown_error(refused).startswith("kind: 'shell'")
 
 
+def test_a_forms_token_is_checked_before_its_file_is_read(served):
+    """A form's token comes before its file, and is checked as it arrives: without the
+    right one, the form is refused for the token (401, 403) before its file is read (a
+    file whose part never ends would be refused as no form, 400, once read); a file sent
+    before the token is refused unread."""
+    server, board = served
+    before = counts(server.url)
+    boundary = "b0undary"
+
+    def form(*parts: Tuple[str, Optional[str], bytes], end: bool = True) -> bytes:
+        body = b""
+        for name, filename, value in parts:
+            named = f'; filename="{filename}"' if filename else ""
+            body += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\""
+                     f"{named}\r\n\r\n").encode() + value + b"\r\n"
+        return body + (f"--{boundary}--\r\n".encode() if end else b"")
+
+    def post(path: str, body: bytes) -> httpx.Response:
+        return server.request("POST", path, token=None, content=body, headers={
+            "content-type": f"multipart/form-data; boundary={boundary}"})
+
+    unending = form(("dataset", None, b"wmt22-de-en"), ("model", None, b"m"),
+                    ("token", None, b"TOKEN"), end=False) + (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+        f"filename=\"p.jsonl\"\r\n\r\n").encode() + b'{"id": "s1"'
+    assert post("/tasks/mt/submit", unending.replace(
+        b"TOKEN", board.teams["lab-a"].encode())).status_code == 400  # read: no form
+    for token, status, said in ((b"", 401, "needs the team's token"),
+                                (b"x" * 40, 401, "no team's"),
+                                (ADMIN.encode(), 403, "does not submit")):
+        page = post("/tasks/mt/submit", unending.replace(b"TOKEN", token))
+        assert (page.status_code, said in shown_error(page)) == (status, True), token
+    page = post("/tasks/mt/admin/datasets", unending.replace(b"TOKEN", b"not-the-admin's"))
+    assert page.status_code == 403 and "needs the admin token" in shown_error(page)
+    page = post("/tasks/mt/submit", form(
+        ("file", "p.jsonl", board.predictions["wmt22-de-en", "lt22"]),
+        ("token", None, board.teams["lab-a"].encode())))
+    assert page.status_code == 400
+    assert shown_error(page) == "the form's token must come before its file"
+    assert counts(server.url) == before
+
+
 def test_a_form_that_is_not_one_is_refused_in_words(served):
     server, _ = served
-    response = httpx.post(f"{server.address}/tasks/mt/submit", timeout=60,
-                          headers={"content-type": "multipart/form-data; boundary=x"},
-                          content=b"--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n")
+    response = server.request("POST", "/tasks/mt/submit", token=None, timeout=60,
+                              headers={"content-type": "multipart/form-data; boundary=x"},
+                              content=b"--x\r\nContent-Disposition: form-data; "
+                                      b"name=\"a\"\r\n\r\n")
     assert response.status_code == 400 and response.headers["content-type"].startswith(
         "text/html")
     until(lambda: "POST /tasks/mt/submit -> 400" in server.text(), "the refusal's line in the log")

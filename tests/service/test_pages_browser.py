@@ -243,13 +243,16 @@ def test_the_keyboard_reaches_labelled_sort_buttons_and_form_fields(watched, ser
     assert table_models(page, "wmt22-de-en") == sorted(bleu, key=lambda m: bleu[m])
 
     watched.goto("/tasks/mt/submit")
-    for label, kind in (("Task", "input"), ("Dataset", "select"), ("Model", "input"),
+    # the task is said, not a field that looks editable and is not
+    assert page.get_by_label("Task", exact=True).count() == 0
+    assert page.locator("form p.fixed").inner_text() == "Task: mt"
+    for label, kind in (("Dataset", "select"), ("Model", "input"),
                         ("Team token", "input"), ("Predictions", "input")):
         field = page.get_by_label(label, exact=True)
         assert field.count() == 1 and field.evaluate("e => e.tagName.toLowerCase()") == kind
     seen = tab_to(page, "button[type=submit]")
-    order = [name for name in seen if name in ("task", "dataset", "model", "token", "file")]
-    assert order == ["task", "dataset", "model", "token", "file"]
+    order = [name for name in seen if name in ("dataset", "model", "token", "file")]
+    assert order == ["dataset", "model", "token", "file"]  # the token before the file
     assert page.get_by_role("button", name="Submit", exact=True).is_visible()
 
     watched.goto("/tasks/mt/admin")
@@ -344,7 +347,10 @@ def test_the_model_page_and_the_full_report(watched, served):
     page.locator("#dataset-wmt22-de-en").get_by_role(
         "link", name="The dataset's full report.").click()
     page.wait_for_url("**/tasks/mt/datasets/wmt22-de-en/report")
-    assert page.locator("h1").inner_text().startswith("evalproto report: ")
+    # while it is being made, the page says so and reloads itself until it is there
+    page.locator("h1", has_text="evalproto report: ").wait_for(timeout=120_000)
+    back = page.get_by_role("link", name="← the leaderboard of mt")
+    assert back.is_visible() and back.get_attribute("href") == "/tasks/mt#dataset-wmt22-de-en"
     assert assert_visible_sizes(page, "figure.plot svg", 200, 150) >= 8
     assert assert_visible_sizes(page, "#score-table", 300, 60) == 1
     page.locator("#score-table thead th:nth-child(2) button").click()

@@ -26,6 +26,7 @@ def run(*args: str, cwd: Path, env: dict = None, prelude: str = "") -> subproces
                           timeout=120, cwd=cwd, env={**os.environ, **(env or {})})
 
 
+@pytest.mark.slow
 def test_the_admin_token_is_made_at_the_first_start_and_never_logged(tmp_path):
     database = tmp_path / "board.db"
     server = Server(str(database), tmp_path, env={"EVALPROTO_ADMIN_TOKEN": None}).start()

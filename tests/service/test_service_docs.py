@@ -59,6 +59,7 @@ def test_the_readme_shows_a_whole_session():
         assert any(f"evalproto {step}" in command for command in said), step
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", sorted(SESSIONS))
 def test_the_session_prints_what_the_page_shows(tmp_path, page):
     for command, printed in run_session(page, tmp_path):

@@ -19,7 +19,8 @@ from conftest import assert_ends, running_commands
 from sqlalchemy import create_engine, func, select
 
 import evalproto
-from evalproto.service import store
+from evalproto.service import database as db
+from evalproto.service import schema, store
 
 from .conftest import dataset_rows, jsonl, lines, prediction_rows, until
 
@@ -99,17 +100,17 @@ def test_a_server_killed_during_a_job_finishes_it_after_a_restart(database, star
     server.kill()
     for worker in workers:  # the workers end with their server
         assert_ends(worker)
-    (running,) = query(server.url, select(store.jobs).where(store.jobs.c.state == "running"))
-    assert count(server.url, store.evaluations) <= 1  # the command's rows are not there
+    (running,) = query(server.url, select(schema.jobs).where(schema.jobs.c.state == "running"))
+    assert count(server.url, schema.evaluations) <= 1  # the command's rows are not there
     gate.unlink()  # the job now runs as fast as the command answers
 
     again = start_server(server.url)
     again.wait("mt")
-    states = query(again.url, select(store.jobs.c.id, store.jobs.c.state,
-                                     store.jobs.c.attempts))
+    states = query(again.url, select(schema.jobs.c.id, schema.jobs.c.state,
+                                     schema.jobs.c.attempts))
     assert sorted(state for _, state, _ in states) == ["done", "done"]
     assert {job: attempts for job, _, attempts in states}[running.id] == 0  # not its doing
-    assert count(again.url, store.evaluations) == 2  # one per metric, none twice
+    assert count(again.url, schema.evaluations) == 2  # one per metric, none twice
     entries = {entry["metric"]: entry for entry in again.leaderboard("mt")}
     for spec in (evalproto.MetricSpec("in-process", "bleu"),
                  evalproto.MetricSpec("command", command)):
@@ -150,8 +151,8 @@ def test_twenty_submissions_at_once_are_all_there_and_right(database, start_serv
     assert {model: answer.status_code for model, answer in answers.items()} == {
         model: 201 for model in files}
     server.wait("mt")
-    assert count(server.url, store.submissions) == 20
-    assert count(server.url, store.evaluations) == 40
+    assert count(server.url, schema.submissions) == 20
+    assert count(server.url, schema.evaluations) == 40
     entries = server.leaderboard("mt")
     for metric in ("bleu", "chrf"):
         shown = {entry["model"]: entry["score"] for entry in entries
@@ -160,9 +161,9 @@ def test_twenty_submissions_at_once_are_all_there_and_right(database, start_serv
                                         evalproto.MetricSpec("in-process", metric))
 
 
-def test_a_resubmission_replaces_its_entry_and_the_earlier_stays(database, start_server,
+def test_a_resubmission_replaces_its_entry_and_the_earlier_stays(database, start_service,
                                                                   tmp_path):
-    server = start_server(database)
+    server = start_service(database)
     server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [{"spec": "bleu"}]})
     token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
     dataset = jsonl(tmp_path / "ds.jsonl", dataset_rows())
@@ -186,18 +187,18 @@ def test_a_resubmission_replaces_its_entry_and_the_earlier_stays(database, start
         scores["first"], scores["second"], scores["first"]]
     earlier = server.ok("GET", f"/api/submissions/{submitted[1]}")
     assert earlier["scores"][0]["score"] == scores["second"]
-    assert count(server.url, store.evaluations) == 2  # the first file was scored once
+    assert count(server.url, schema.evaluations) == 2  # the first file was scored once
 
 
 @pytest.mark.parametrize("database", ["sqlite"], indirect=True)
-def test_a_job_that_fails_says_why_and_the_server_goes_on(database, start_server, tmp_path):
+def test_a_job_that_fails_says_why_and_the_server_goes_on(database, start_service, tmp_path):
     """A metric command that dies: its job fails with the evaluator's message; the
     other metric's figures are on the board."""
     dying = tmp_path / "dying.py"
     dying.write_text("import sys\nfor line in sys.stdin:\n"
                      "    if line.startswith('SCORE'):\n        sys.exit(3)\n"
                      "    print('ERROR unknown command', flush=True)\n")
-    server = start_server(database)
+    server = start_service(database)
     command = f"{sys.executable} {dying}"
     server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [
         {"spec": "bleu"}, {"spec": command, "kind": "command"}]})
@@ -356,8 +357,8 @@ def test_only_the_job_that_kills_its_worker_is_charged(database, start_server, t
     assert entries[slow]["status"] == "done", entries[slow]
     assert entries[killer]["status"] == "failed"
     assert "died on each of its 3 attempts" in entries[killer]["message"]
-    charged = dict(query(database, select(store.metrics.c.spec, store.jobs.c.attempts).join(
-        store.metrics, store.metrics.c.id == store.jobs.c.metric_id)))
+    charged = dict(query(database, select(schema.metrics.c.spec, schema.jobs.c.attempts).join(
+        schema.metrics, schema.metrics.c.id == schema.jobs.c.metric_id)))
     assert charged == {slow: 0, killer: 3}
 
 
@@ -369,10 +370,10 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
 
     from evalproto.service import jobs
 
-    engine = store.open_engine(store.database_url(database))
+    engine = db.open_engine(db.database_url(database))
     try:
-        store.migrate(engine)
-        with store.writing(engine) as connection:
+        db.migrate(engine)
+        with db.writing(engine) as connection:
             store.add_task(connection, "mt", [store.MetricEntry(
                 "bleu", "in-process", "BLEU", "nrefs:1|bleu", True)], "bleu")
             task = store.task(connection, "mt")
@@ -381,7 +382,8 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
             store.add_team(connection, "lab-a", "0" * 64)
             team = store.team_by_token(connection, "0" * 64)
             dataset = store.dataset(connection, task.id, "ds")
-            store.submit(connection, task.id, team, "m", dataset.id, b'{"id": "a", "pred": "x"}\n')
+            store.submit(connection, task.id, team.id, "m", dataset.id,
+                         b'{"id": "a", "pred": "x"}\n')
 
         def failing(connection: Any, predictions_id: int) -> bytes:
             raise OperationalError("SELECT predictions", {}, Exception("connection lost"))
@@ -396,7 +398,7 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
             with pytest.raises(OperationalError):
                 dispatcher._take_jobs()
             ((state, attempts, message),) = query(database, select(
-                store.jobs.c.state, store.jobs.c.attempts, store.jobs.c.message))
+                schema.jobs.c.state, schema.jobs.c.attempts, schema.jobs.c.message))
             assert attempts == attempt
             if attempt < jobs.MAX_DEATHS:
                 assert (state, message) == ("queued", None)
@@ -407,14 +409,14 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
         engine.dispose()
 
 
-def test_predictions_an_evaluator_command_cannot_take_are_refused(database, start_server,
+def test_predictions_an_evaluator_command_cannot_take_are_refused(database, start_service,
                                                                  tmp_path):
     """A "|||" in a prediction would put the evaluator protocol out of step: refused at
     submission when the task has an evaluator command (its job would fail). (A line
     break is read as a space, and a lone surrogate is not JSON to the reader.)"""
     evaluator = tmp_path / "evaluator.py"
     evaluator.write_text(GATED_EVALUATOR)
-    server = start_server(database)
+    server = start_service(database)
     command = f"{sys.executable} {evaluator} {tmp_path / 'no-gate'}"
     token = _board(server, tmp_path, [{"spec": "bleu"}, {"spec": command, "kind": "command"}])
     hyps = lines("de-en.hyp.LT22.en")[:40]
@@ -430,7 +432,7 @@ def test_predictions_an_evaluator_command_cannot_take_are_refused(database, star
                                   f"be scored by the task's evaluator command"), message
         assert said in message
     assert server.ok("GET", "/api/tasks/mt/jobs")["queued"] == 0
-    assert count(server.url, store.submissions) == 0
+    assert count(server.url, schema.submissions) == 0
 
 
 CRASHING_EVALUATOR = textwrap.dedent("""
@@ -449,10 +451,10 @@ CRASHING_EVALUATOR = textwrap.dedent("""
 """)
 
 
-def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_server, tmp_path):
+def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_service, tmp_path):
     evaluator = tmp_path / "crashing.py"
     evaluator.write_text(CRASHING_EVALUATOR)
-    server = start_server(database)
+    server = start_service(database)
     command = f"{sys.executable} {evaluator}"
     token = _board(server, tmp_path, [{"spec": command, "kind": "command"}])
     _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
@@ -467,7 +469,8 @@ def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_serve
     assert plan == {"models": ["m1"], "metrics": [command], "left_out": [],
                     "failed_models": ["m2"]}
     assert server.request("GET", "/api/tasks/mt/datasets/ds/stats/m1").status_code == 200
-    response = server.request("GET", "/tasks/mt/datasets/ds/report")
+    response = until(lambda: (lambda found: found if found.status_code != 202 else None)(
+        server.request("GET", "/tasks/mt/datasets/ds/report")), "the report to be made")
     assert response.status_code == 200, response.text
     result = server.board("export", "mt", "ds", "-o", str(tmp_path / "export"))
     assert result.exit_code == 0, result.output
@@ -475,12 +478,12 @@ def test_an_export_leaves_out_a_model_whose_scoring_failed(database, start_serve
 
 
 @pytest.mark.parametrize("database", ["sqlite"], indirect=True)
-def test_leaderboard_wait_gives_up_after_its_timeout(database, start_server, tmp_path):
+def test_leaderboard_wait_gives_up_after_its_timeout(database, start_service, tmp_path):
     gate = tmp_path / "gate"
     gate.touch()
     evaluator = tmp_path / "gated.py"
     evaluator.write_text(GATED_EVALUATOR)
-    server = start_server(database)
+    server = start_service(database)
     command = f"{sys.executable} {evaluator} {gate}"
     token = _board(server, tmp_path, [{"spec": command, "kind": "command"}])
     _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")

@@ -105,8 +105,8 @@ def sacrebleu_scores(files: Dict[str, Any], name: str, model: str) -> Dict[str, 
             "ter": TER().corpus_score(hyps, streams).score}
 
 
-def test_the_leaderboard_is_corpus_scores_to_the_bit(database, start_server, tmp_path):
-    server = start_server(database, "--jobs", "2")
+def test_the_leaderboard_is_corpus_scores_to_the_bit(database, start_service, tmp_path):
+    server = start_service(database, "--jobs", "2", jobs=2)
     files = make_board(server, tmp_path)
     done = server.board("leaderboard", "mt", "--wait", "-f", "json")
     assert done.exit_code == 0, done.output
@@ -129,9 +129,9 @@ def test_the_leaderboard_is_corpus_scores_to_the_bit(database, start_server, tmp
     assert f"{best['score']:.1f} ± {best['half_width']:.1f}" in text
 
 
-def test_a_metric_added_later_scores_every_stored_submission(database, start_server,
+def test_a_metric_added_later_scores_every_stored_submission(database, start_service,
                                                              tmp_path):
-    server = start_server(database)
+    server = start_service(database)
     files = make_board(server, tmp_path)
     server.wait("mt")
     before = server.leaderboard("mt")
@@ -149,8 +149,8 @@ def test_a_metric_added_later_scores_every_stored_submission(database, start_ser
                                                       entry["model"])["ter"]
 
 
-def test_an_export_reduces_to_the_leaderboard(database, start_server, tmp_path):
-    server = start_server(database)
+def test_an_export_reduces_to_the_leaderboard(database, start_service, tmp_path):
+    server = start_service(database)
     files = make_board(server, tmp_path)
     server.wait("mt")
     out = tmp_path / "export"

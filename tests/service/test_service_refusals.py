@@ -10,9 +10,10 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from evalproto.service import store
+from evalproto.service import schema
+from evalproto.service.schema import metadata
 
-from .conftest import ADMIN, Server, dataset_rows, jsonl, lines, until
+from .conftest import ADMIN, SERVED, Server, dataset_rows, jsonl, lines, served, until
 
 MAX_UPLOAD = 50_000
 
@@ -26,14 +27,13 @@ def good_predictions() -> List[Dict[str, Any]]:
             for number, hyp in enumerate(lines("de-en.hyp.LT22.en")[:10], 1)]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def board(request: Any, tmp_path_factory: Any) -> Iterator[Tuple[Server, Dict[str, str]]]:
-    """A server (--max-upload 50000) with a task, two teams, a dataset of 10 examples
+@pytest.fixture(scope="module", params=SERVED)
+def board(request: Any, tmp_path_factory: Any) -> Iterator[Tuple[Any, Dict[str, str]]]:
+    """A service (--max-upload 50000) with a task, two teams, a dataset of 10 examples
     and one submission; and the teams' tokens."""
     directory = tmp_path_factory.mktemp("refusals")
-    url = (f"sqlite:///{directory / 'board.db'}" if request.param == "sqlite"
-           else request.getfixturevalue("postgres").new_database())
-    server = Server(url, directory, "--max-upload", str(MAX_UPLOAD)).start()
+    server = served(request.param, request, directory, "--max-upload", str(MAX_UPLOAD),
+                    max_upload=MAX_UPLOAD).start()
     try:
         server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [{"spec": "bleu"}]})
         tokens = {team: server.ok("POST", "/api/teams", json={"name": team})["token"]
@@ -56,7 +56,7 @@ def stored(url: str) -> Dict[str, Any]:
         with engine.connect() as connection:
             return {table.name: sorted(map(tuple, connection.execute(select(
                 *[column for column in table.columns if column.name != "heartbeat"]))),
-                key=repr) for table in store.metadata.sorted_tables}
+                key=repr) for table in metadata.sorted_tables}
     finally:
         engine.dispose()
 
@@ -108,7 +108,13 @@ PREDICTION_CASES = [
      "m1.jsonl: line 7: expected a string in 'pred'"),
     ("no id", predictions_with(lambda rows: rows[1].pop("id")),
      "m1.jsonl: line 2: a prediction needs an 'id'"),
-    ("not UTF-8", b"\xff\xfe\n", "m1.jsonl: line 1: not JSON"),
+    ("not UTF-8", b"\xff\xfe\n", "m1.jsonl: line 1: invalid UTF-8 (byte 0xff)"),
+    ("not UTF-8 in a pred", rows_of(good_predictions()).replace(b'"s3", "pred": "',
+                                                                b'"s3", "pred": "\xe9'),
+     "m1.jsonl: line 3: invalid UTF-8 (byte 0xe9); expected UTF-8 text"),
+    ("not UTF-8 in an unread field", rows_of(good_predictions()).replace(
+        b'{"id": "s9"', b'{"note": "\xc3(", "id": "s9"'),
+     "m1.jsonl: line 9: invalid UTF-8 (byte 0xc3); expected UTF-8 text"),
     ("empty", b"", "no prediction for id 's1'"),
 ]
 
@@ -260,15 +266,15 @@ def test_what_is_there_already_or_cannot_be(board):
 
 def test_the_refusals_stored_nothing_and_the_board_still_works(board):
     server, tokens = board
-    assert count(server.url, store.submissions) == 1
-    assert count(server.url, store.predictions) == 1
+    assert count(server.url, schema.submissions) == 1
+    assert count(server.url, schema.predictions) == 1
     server.ok("POST", SUBMIT, tokens["lab-a"], content=rows_of(good_predictions()))
     server.wait("mt")
     (entry,) = server.leaderboard("mt")
     assert entry["model"] == "m1" and entry["status"] == "done" and entry["submission"] == 2
-    assert count(server.url, store.submissions) == 2
-    assert count(server.url, store.predictions) == 1  # the same file, kept once
-    assert count(server.url, store.evaluations) == 1  # and scored once
+    assert count(server.url, schema.submissions) == 2
+    assert count(server.url, schema.predictions) == 1  # the same file, kept once
+    assert count(server.url, schema.evaluations) == 1  # and scored once
 
 
 def test_no_body_is_read_before_the_token_is_checked(board):
@@ -303,8 +309,8 @@ def test_a_task_has_a_bounded_number_of_metrics_and_few_problems_are_named(board
             json={"name": "t" * 1001, "metrics": [{"spec": "bleu"}]})
 
 
-def test_a_json_body_is_small(tmp_path, start_server):
-    server = start_server(f"sqlite:///{tmp_path / 'board.db'}")
+def test_a_json_body_is_small(tmp_path, start_service):
+    server = start_service(f"sqlite:///{tmp_path / 'board.db'}")
     spec = {"spec": "bleu " + "x" * 990}
     response = server.request("POST", "/api/tasks",
                               json={"name": "t", "metrics": [spec] * 64, "pad": "y" * 300_000})
@@ -348,12 +354,18 @@ def test_a_path_cannot_write_a_line_into_the_log(board):
     assert "GET /api/x\\x0crequest 000000000000: GET /forged -> 200: ok\\x1b[2K -> 404" in text
 
 
-def test_a_client_that_goes_away_mid_upload_is_no_server_error(board):
-    """A body cut short by its client: one line at INFO, no ERROR, no 500."""
+@pytest.mark.slow
+def test_a_client_that_goes_away_mid_upload_is_no_server_error(tmp_path, start_server):
+    """A body cut short by its client (a real socket, to a real server): one line at
+    INFO, no ERROR, no 500."""
     import socket
     import time
 
-    server, tokens = board
+    server = start_server(f"sqlite:///{tmp_path / 'board.db'}")
+    server.ok("POST", "/api/tasks", json={"name": "mt", "metrics": [{"spec": "bleu"}]})
+    tokens = {"lab-a": server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]}
+    server.ok("POST", "/api/tasks/mt/datasets/ds",
+              content=jsonl(tmp_path / "ds.jsonl", dataset_rows()[:10]).read_bytes())
     host, port = server.address.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as connection:
         connection.sendall((f"POST {SUBMIT} HTTP/1.1\r\nHost: {host}\r\n"

@@ -19,7 +19,8 @@ from sqlalchemy import MetaData, create_engine, insert, select
 
 import evalproto
 from evalproto.api.board import rows_to_bytes, score_predictions
-from evalproto.service import store
+from evalproto.service import database as db
+from evalproto.service import jobstore, schema, store
 
 from .conftest import dataset_rows, jsonl, lines, prediction_rows, until
 from .test_service_jobs import GATED_EVALUATOR, expected_scores
@@ -27,19 +28,19 @@ from .test_service_jobs import GATED_EVALUATOR, expected_scores
 
 def alembic_config() -> Config:
     config = Config()
-    config.set_main_option("script_location", str(store.MIGRATIONS))
+    config.set_main_option("script_location", str(db.MIGRATIONS))
     return config
 
 
 def test_the_newest_migration_builds_the_schema_of_store(database):
-    engine = store.open_engine(store.database_url(database))
+    engine = db.open_engine(db.database_url(database))
     try:
         head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-        assert store.migrate(engine) == head
-        assert store.migrate(engine) == head  # a second start changes nothing
+        assert db.migrate(engine) == head
+        assert db.migrate(engine) == head  # a second start changes nothing
         with engine.connect() as connection:
             assert compare_metadata(MigrationContext.configure(connection),
-                                    store.metadata) == []
+                                    schema.metadata) == []
     finally:
         engine.dispose()
 
@@ -73,7 +74,7 @@ def first_schema_database(url: str, directory: Path) -> Dict[str, Any]:
                     task_id=1, spec=spec, kind="in-process", name=metric.name,
                     signature=metric.signature, higher_is_better=True, created=now))
             connection.execute(insert(t["datasets"]).values(
-                task_id=1, name="ds", round=None, content_hash=store.content_hash(
+                task_id=1, name="ds", round=None, content_hash=db.content_hash(
                     dataset.read_bytes()), data=dataset.read_bytes(), examples=len(rows),
                 nrefs="1", created=now))
             connection.execute(insert(t["teams"]).values(
@@ -81,7 +82,7 @@ def first_schema_database(url: str, directory: Path) -> Dict[str, Any]:
             connection.execute(insert(t["models"]).values(task_id=1, team_id=1,
                                                           name="lt22", created=now))
             connection.execute(insert(t["predictions"]).values(
-                content_hash=store.content_hash(predictions.read_bytes()),
+                content_hash=db.content_hash(predictions.read_bytes()),
                 data=predictions.read_bytes(), created=now))
             connection.execute(insert(t["submissions"]).values(
                 model_id=1, dataset_id=1, predictions_id=1, created=now))
@@ -150,7 +151,7 @@ def test_a_server_takes_over_the_jobs_of_one_that_died(database, start_server, t
     engine = create_engine(database)
     try:
         with engine.connect() as connection:
-            (server,) = connection.execute(select(store.servers.c.pid)).all()
+            (server,) = connection.execute(select(schema.servers.c.pid)).all()
             assert server.pid == second.pid  # the dead one's registration is gone
     finally:
         engine.dispose()
@@ -195,20 +196,20 @@ def test_a_metric_added_while_a_submission_is_made_scores_it(database):
 
     from evalproto.service.store import MetricEntry
 
-    engine = store.open_engine(store.database_url(database))
+    engine = db.open_engine(db.database_url(database))
     try:
-        store.migrate(engine)
-        with store.writing(engine) as connection:
+        db.migrate(engine)
+        with db.writing(engine) as connection:
             task_id, dataset_id, team = one_of_each(connection)
         submitted = threading.Event()
 
         def submit() -> None:
-            with store.writing(engine) as connection:
-                store.submit(connection, task_id, team, "m", dataset_id,
+            with db.writing(engine) as connection:
+                store.submit(connection, task_id, team.id, "m", dataset_id,
                              b'{"id": "a", "pred": "x"}\n')
             submitted.set()
 
-        with store.writing(engine) as connection:
+        with db.writing(engine) as connection:
             store.add_metric(connection, task_id, MetricEntry(
                 "chrf", "in-process", "chrF2", "chrf-signature", True))
             thread = threading.Thread(target=submit)
@@ -218,9 +219,9 @@ def test_a_metric_added_while_a_submission_is_made_scores_it(database):
             assert not submitted.wait(1.0)
         thread.join(timeout=120)
         assert submitted.is_set()
-        with store.reading(engine) as connection:
-            pairs = connection.execute(select(store.metrics.c.spec).join(
-                store.jobs, store.jobs.c.metric_id == store.metrics.c.id)).scalars().all()
+        with db.reading(engine) as connection:
+            pairs = connection.execute(select(schema.metrics.c.spec).join(
+                schema.jobs, schema.jobs.c.metric_id == schema.metrics.c.id)).scalars().all()
         assert sorted(pairs) == ["bleu", "chrf"]
     finally:
         engine.dispose()
@@ -230,14 +231,14 @@ def test_a_database_error_does_not_show_the_statements_parameters(database):
     """Errors are logged with their message: no token hash, no uploaded text in it."""
     from sqlalchemy.exc import IntegrityError
 
-    engine = store.open_engine(store.database_url(database))
+    engine = db.open_engine(db.database_url(database))
     try:
-        store.migrate(engine)
+        db.migrate(engine)
         secret = "5ec7e7" * 10 + "abcd"
-        with store.writing(engine) as connection:
+        with db.writing(engine) as connection:
             store.add_team(connection, "lab-a", secret)
         with pytest.raises(IntegrityError) as raised:
-            with store.writing(engine) as connection:
+            with db.writing(engine) as connection:
                 store.add_team(connection, "lab-b", secret)  # the same token's hash
         statement = str(raised.value).split("[SQL: ", 1)[1]  # PostgreSQL's DETAIL is before
         assert secret not in statement
@@ -257,31 +258,32 @@ def test_a_server_taken_for_dead_ends_none_of_the_jobs_taken_over(database):
     """Server A's job is queued again (A's heart stopped) and taken by B: A's late
     finish, failure or requeue leaves it B's and running."""
 
-    engine = store.open_engine(store.database_url(database))
+    engine = db.open_engine(db.database_url(database))
     try:
-        store.migrate(engine)
-        with store.writing(engine) as connection:
+        db.migrate(engine)
+        with db.writing(engine) as connection:
             task_id, dataset_id, team = one_of_each(connection)
-            store.submit(connection, task_id, team, "m", dataset_id, b'{"id": "a", "pred": "x"}\n')
+            store.submit(connection, task_id, team.id, "m", dataset_id,
+                         b'{"id": "a", "pred": "x"}\n')
             for server in ("a" * 32, "b" * 32):
-                store.register_server(connection, server, "here", 1)
-            late = store.claim(connection, "a" * 32)
+                jobstore.register_server(connection, server, "here", 1)
+            late = jobstore.claim(connection, "a" * 32)
             assert late is not None
-            assert store.requeue_orphans(connection, lambda row: row.server != "a" * 32) == 1
-            taken = store.claim(connection, "b" * 32)
+            assert jobstore.requeue_orphans(connection, lambda row: row.server != "a" * 32) == 1
+            taken = jobstore.claim(connection, "b" * 32)
             assert taken is not None and taken.id == late.id
-        for end in (lambda connection: store.finish(connection, late, b"\0" * 8, 1, 1.0),
-                    lambda connection: store.fail(connection, late, "late"),
-                    lambda connection: store.requeue(connection, [late.id], "a" * 32)):
-            with store.writing(engine) as connection:
+        for end in (lambda connection: jobstore.finish(connection, late, b"\0" * 8, 1, 1.0),
+                    lambda connection: jobstore.fail(connection, late, "late"),
+                    lambda connection: jobstore.requeue(connection, [late.id], "a" * 32)):
+            with db.writing(engine) as connection:
                 end(connection)
-            with store.reading(engine) as connection:
-                row = connection.execute(select(store.jobs)).one()
+            with db.reading(engine) as connection:
+                row = connection.execute(select(schema.jobs)).one()
             assert (row.state, row.server, row.message) == ("running", "b" * 32, None)
-        with store.writing(engine) as connection:
-            store.fail(connection, taken, "its own")
-        with store.reading(engine) as connection:
-            assert connection.execute(select(store.jobs.c.state)).scalar_one() == "failed"
+        with db.writing(engine) as connection:
+            jobstore.fail(connection, taken, "its own")
+        with db.reading(engine) as connection:
+            assert connection.execute(select(schema.jobs.c.state)).scalar_one() == "failed"
     finally:
         engine.dispose()
 
@@ -296,15 +298,15 @@ def test_a_database_error_is_said_without_the_values_it_quotes(database):
 
     from evalproto.service.errors import described
 
-    engine = store.open_engine(store.database_url(database))
+    engine = db.open_engine(db.database_url(database))
     secret = "f00dfeed" * 8
     try:
-        store.migrate(engine)
-        with store.writing(engine) as connection:
+        db.migrate(engine)
+        with db.writing(engine) as connection:
             store.add_team(connection, "lab-a", secret)
         with pytest.raises(DBAPIError) as caught:
-            with store.writing(engine) as connection:
-                connection.execute(insert(store.teams).values(
+            with db.writing(engine) as connection:
+                connection.execute(insert(schema.teams).values(
                     name="lab-b", token_hash=secret, created=0.0))
         assert secret in str(caught.value.orig) or "postgresql" not in database
         said = described(caught.value)
@@ -314,7 +316,7 @@ def test_a_database_error_is_said_without_the_values_it_quotes(database):
         if "postgresql" in database:
             assert "SQLSTATE 23505" in said and "constraint uq_teams_token_hash" in said
             with pytest.raises(DBAPIError) as caught:
-                with store.reading(engine) as connection:
+                with db.reading(engine) as connection:
                     connection.execute(text("SELECT CAST(:value AS INTEGER)"),
                                        {"value": secret})
             assert secret in str(caught.value.orig)

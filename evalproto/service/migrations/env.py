@@ -1,9 +1,9 @@
-"""Alembic's environment: migrations run on the connection that `store.migrate` opens
+"""Alembic's environment: migrations run on the connection that `database.migrate` opens
 (in its transaction), never on a URL of their own."""
 
 from alembic import context
 
-from evalproto.service.store import metadata
+from evalproto.service.schema import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=metadata,

@@ -1,0 +1,54 @@
+"""Pages, and the leaderboards and exports they are made of, kept with the version of
+their task they were made at (Boards.version)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Dict, Tuple
+
+KEPT_PAGES = 64
+
+
+class Kept:
+    """Pages, and the leaderboards and exports they are made of, each kept with the
+    version of its task it was made at (Boards.version): while the version holds, it is
+    the same, and a read costs the version's few queries instead of its making (under
+    load, readers of 50 model pages share one leaderboard). One reader makes what a new
+    version needs; the others wait for it, or, where `earlier` allows, take the one
+    made at the version before meanwhile (a page a moment old, which its script
+    updates), so that a change does not stall every reader at once."""
+
+    def __init__(self) -> None:
+        """An empty cache."""
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Tuple[Any, ...], Tuple[Tuple[Any, ...], Any]] = OrderedDict()
+        self._making: Dict[Tuple[Any, ...], threading.Event] = {}
+
+    def get(self, key: Tuple[Any, ...], version: Tuple[Any, ...], make: Callable[[], Any],
+            earlier: bool = False) -> Any:
+        """What `make()` gives for `key` at `version`, made once (see the class)."""
+        while True:
+            with self._lock:
+                found = self._kept.get(key)
+                if found is not None and found[0] == version:
+                    self._kept.move_to_end(key)
+                    return found[1]
+                making = self._making.get(key)
+                if making is None:
+                    making = self._making[key] = threading.Event()
+                    break
+                if earlier and found is not None:
+                    return found[1]
+            making.wait()  # then it is this version's, or this reader makes it
+        try:
+            value = make()
+            with self._lock:
+                self._kept[key] = (version, value)
+                while len(self._kept) > KEPT_PAGES:
+                    self._kept.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                self._making.pop(key, None)
+            making.set()
