@@ -19,6 +19,8 @@ inline bool is_punctuation(cp_t c) {
            (c >= 0x7B && c <= 0x7E);
 }
 
+}  // namespace
+
 // sacrebleu's CHRF._remove_punctuation: the words of str.split(), with a punctuation
 // mark split off the end, else off the start, of each word longer than one character.
 void words_of(const std::vector<cp_t>& text, Tokens& words, Tokens& out) {
@@ -50,11 +52,6 @@ void characters_of(const std::vector<cp_t>& text, bool whitespace, std::vector<c
     out.clear();
     for (cp_t c : text)
         if (whitespace || !is_space(c)) out.push_back(c);
-}
-
-inline long long ngrams_in(size_t length, int order) {
-    long long count = static_cast<long long>(length) - order + 1;
-    return count > 0 ? count : 0;
 }
 
 // sacrebleu's CHRF._compute_f_score, with its float operations in its order: the
@@ -93,8 +90,6 @@ double f_score(const double* stats, int orders, long long beta, bool eps_smoothi
     }
     return 0.0;
 }
-
-}  // namespace
 
 void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* out,
                size_t begin, size_t end) {
