@@ -381,19 +381,24 @@ def read_line_range(path: str, start: int, stop: int,
     return split_lines(path, data[begin:end], start)
 
 
+def json_line(path: str, number: int, line: bytes) -> Any:
+    """Line `number` of `path` as the JSON value it holds, or an InputError naming it."""
+    import msgspec  # here: plain text, the usual input, never needs it
+
+    try:
+        return msgspec.json.decode(line)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+
+
 def parse_jsonl(path: str, data: bytes) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """(line number, object) for every non-empty line of JSON Lines (parsed by msgspec,
     several times faster than the json module on large files). Callers that keep the
     objects read under `paused_gc`."""
-    import msgspec  # here: plain text, the usual input, never needs it
-
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line or line.isspace():  # no copy, unlike strip()
             continue
-        try:
-            row = msgspec.json.decode(line)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+        row = json_line(path, number, line)
         if not isinstance(row, dict):
             raise InputError(f"{path}: line {number}: expected a JSON object")
         yield number, row
