@@ -22,7 +22,6 @@ import numpy as np
 
 from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
-from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.fast_13a import FastTokenizer13a
 from evalproto.evaluators.native import as_rows, kernels
 from evalproto.metrics.evaluator import CountsEvaluator, Evaluator, Item
@@ -145,6 +144,8 @@ class BLEU(CountsEvaluator):
                 refs = [tuple(prepare(ref) for ref in segment) for segment in refs]
             rows = kernels().bleu_rows(hyps, refs, self.max_order, tokenizer)
             return as_rows(rows, len(self.stat_names))
+        from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+
         references = References.of(items)
         segments = len(items)
         sequences = Sequences.of_tokens([self._tokens(hyp) for _, hyp in items]

@@ -18,7 +18,6 @@ import numpy as np
 
 from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
-from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.native import as_rows, kernels
 from evalproto.metrics.evaluator import CountsEvaluator, Item
 from evalproto.metrics.pairwise import Batches, all_pairs, as_matrix
@@ -104,6 +103,8 @@ class CHRF(CountsEvaluator):
                                        self.char_order, self.word_order, self.beta,
                                        self.whitespace, self.eps_smoothing)
             return as_rows(rows, len(self.stat_names))
+        from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+
         references = References.of(items)
         owner, hyps = references.owner, len(items)
         texts = [self._cased(hyp) for _, hyp in items] + [

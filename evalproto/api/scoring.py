@@ -28,7 +28,6 @@ from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics import registry
 from evalproto.metrics.pairwise import Batches, all_pairs, checked_batches
-from evalproto.readers import datasets
 from evalproto.readers.groups import read_groups
 from evalproto.readers.text import (
     Corpus,
@@ -609,8 +608,12 @@ def read_dataset(data_format: Optional[str], ref_paths: Sequence[str],
         raise UsageProblem(f"`data_format` {data_format} takes one dataset file, then the "
                            f"prediction files")
     elif data_format == "dynabench":
+        from evalproto.readers import datasets  # here: plain text, the usual input, needs none
+
         corpus = datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
     elif data_format == "oasst":
+        from evalproto.readers import datasets
+
         corpus = datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
     else:
         raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or "
