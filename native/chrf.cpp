@@ -98,7 +98,7 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
     std::vector<cp_t> text, chars;
     Tokens split, words;
     Interner interner;
-    NgramTable char_table, word_table;
+    PrefixTable char_table, word_table;
     std::vector<uint32_t> ids;
     std::vector<double> stats(width), best_stats(width);
     for (size_t s = begin; s < end; ++s) {
@@ -124,7 +124,7 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
             // Matches go into stats[3 * (order - 1) + 2], orders of words after those
             // of characters.
             auto count_into = [&](int first_order) {
-                return [&stats, ref_number, first_order](NgramTable::Entry& e) {
+                return [&stats, ref_number, first_order](PrefixTable::Entry& e) {
                     if (e.last_ref != ref_number) {
                         e.last_ref = ref_number;
                         e.ref_count = 0;

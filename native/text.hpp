@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -200,6 +201,97 @@ class NgramTable {
     Slots slots_;
     std::vector<Entry> entries_;
     std::vector<uint32_t> symbols_;
+};
+
+// The same n-grams as NgramTable, for chrF: an n-gram is its (n-1)-gram prefix's entry
+// and its last symbol, one 64-bit key held in the slot itself, so that a probe is one
+// comparison of integers. The table keeps its memory between segments and tells its
+// segment's slots by a stamp, so a segment clears nothing.
+class PrefixTable {
+  public:
+    struct Entry {
+        uint32_t order;
+        int32_t hyp_count;
+        int32_t last_ref;   // the reference `ref_count` counts for
+        int32_t ref_count;  // occurrences so far in reference last_ref
+    };
+
+    // The n-grams (orders 1..max_order) of s[0, n), counted.
+    void build(const uint32_t* s, size_t n, int max_order) {
+        const size_t orders = static_cast<size_t>(max_order);
+        reset(n * (orders < n ? orders : n));
+        for (size_t i = 0; i < n; ++i) {
+            const size_t longest = n - i < orders ? n - i : orders;
+            uint32_t prefix = 0;
+            for (size_t order = 1; order <= longest; ++order) {
+                const uint64_t key = (static_cast<uint64_t>(prefix) << 32) | s[i + order - 1];
+                Slot* slot = probe(key);
+                if (slot->stamp != stamp_) {
+                    *slot = {key, static_cast<uint32_t>(entries_.size()), stamp_};
+                    entries_.push_back({static_cast<uint32_t>(order), 0, -1, 0});
+                }
+                ++entries_[slot->id].hyp_count;
+                prefix = slot->id + 1;
+            }
+        }
+    }
+
+    // For each n-gram occurrence in s[0, n) (orders up to max_order) that the table
+    // holds, calls f(entry); a start stops at its first n-gram the table lacks.
+    template <class F>
+    void visit(const uint32_t* s, size_t n, int max_order, F f) {
+        const size_t orders = static_cast<size_t>(max_order);
+        for (size_t i = 0; i < n; ++i) {
+            const size_t longest = n - i < orders ? n - i : orders;
+            uint32_t prefix = 0;
+            for (size_t order = 1; order <= longest; ++order) {
+                const Slot* slot = probe((static_cast<uint64_t>(prefix) << 32) | s[i + order - 1]);
+                if (slot->stamp != stamp_) break;
+                f(entries_[slot->id]);
+                prefix = slot->id + 1;
+            }
+        }
+    }
+
+  private:
+    struct Slot {
+        uint64_t key;
+        uint32_t id;
+        uint32_t stamp;
+    };
+
+    void reset(size_t entries) {
+        size_t capacity = 16;
+        int bits = 4;
+        while (capacity < 2 * entries + 2) {
+            capacity <<= 1;
+            ++bits;
+        }
+        if (slots_.size() < capacity) slots_.resize(capacity, Slot{0, 0, 0});
+        mask_ = capacity - 1;
+        shift_ = 64 - bits;
+        entries_.clear();
+        if (++stamp_ == 0) {  // after 2^32 segments: every stamp could be current
+            std::fill(slots_.begin(), slots_.end(), Slot{0, 0, 0});
+            stamp_ = 1;
+        }
+    }
+
+    // The slot of `key` in this segment, or the free slot where it would go.
+    Slot* probe(uint64_t key) {
+        size_t at = static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+        while (true) {
+            Slot* slot = &slots_[at];
+            if (slot->stamp != stamp_ || slot->key == key) return slot;
+            at = (at + 1) & mask_;
+        }
+    }
+
+    std::vector<Slot> slots_;
+    std::vector<Entry> entries_;
+    size_t mask_ = 0;
+    int shift_ = 60;
+    uint32_t stamp_ = 0;
 };
 
 }  // namespace evalproto
