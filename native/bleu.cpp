@@ -59,7 +59,7 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
     Scratch13a scratch;
     Tokens tokens;
     Interner interner;
-    NgramTable table;
+    PrefixTable table;
     std::vector<uint32_t> ids, ref_ids;
     std::vector<size_t> ref_ends;  // reference r's ids are ref_ids[ref_ends[r-1], ref_ends[r])
     std::vector<long long> correct(max_order);
@@ -93,7 +93,7 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
             ids[t] = interner.find(tokens.begin_of(t), tokens.length_of(t));
         std::fill(correct.begin(), correct.end(), 0);
         const int32_t stamp = -2 - static_cast<int32_t>(s);  // not a reference's number
-        table.visit(ids.data(), ids.size(), max_order, [&](NgramTable::Entry& e) {
+        table.visit(ids.data(), ids.size(), max_order, [&](PrefixTable::Entry& e) {
             if (e.last_ref != stamp) {
                 e.last_ref = stamp;
                 e.hyp_count = 0;
