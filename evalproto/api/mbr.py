@@ -42,6 +42,7 @@ class MBRChoice:
     expected: float
 
     def to_dict(self) -> Dict[str, Any]:
+        """The choice as plain data, as `evalproto mbr -f json` writes it."""
         return {"index": self.index, "text": self.text, "expected": self.expected}
 
 
