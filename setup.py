@@ -18,7 +18,7 @@ setup(
         Extension(
             "evalproto.evaluators._native",
             sources=["native/module.cpp", "native/text.cpp", "native/bleu.cpp",
-                     "native/chrf.cpp", "native/ter.cpp"],
+                     "native/chrf.cpp", "native/ter.cpp", "native/pairwise.cpp"],
             depends=["native/text.hpp", "native/kernels.hpp"],
             language="c++",
             extra_compile_args=COMPILE_ARGS,

@@ -23,6 +23,8 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     **{name: ("evalproto.api.scoring", name) for name in (
         "load", "Metric", "Score", "info", "registered_evaluators", "describe_evaluator",
         "compare", "Comparison", "read_dataset")},
+    # minimum Bayes risk decoding
+    **{name: ("evalproto.api.mbr", name) for name in ("mbr", "MBRChoice")},
     "MetricSpec": ("evalproto.sources.specs", "MetricSpec"),
     "EvaluatorProcess": ("evalproto.sources.process", "EvaluatorProcess"),
     "DEFAULT_TIMEOUT": ("evalproto.sources.process", "DEFAULT_TIMEOUT"),

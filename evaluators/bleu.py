@@ -15,17 +15,17 @@ import importlib
 import math
 from collections import Counter
 from itertools import chain
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
 
 from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
-from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.fast_13a import FastTokenizer13a
 from evalproto.evaluators.native import as_rows, kernels
 from evalproto.metrics.evaluator import CountsEvaluator, Evaluator, Item
+from evalproto.metrics.pairwise import Batches, all_pairs, as_matrix
 
 TOKENIZERS = {
     "13a": "tokenizer_13a.Tokenizer13a",
@@ -41,6 +41,9 @@ SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
 """sacrebleu's BLEU.SMOOTH_DEFAULTS (tests/test_bleu_parity.py checks), copied so that
 the default BLEU never imports sacrebleu, whose import costs a tenth of a second."""
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
+COMPENSATED_SUM = sum([1e16, 1.0, -1e16]) == 1.0
+"""Whether this Python's sum() of floats compensates rounding (Neumaier's, from 3.12 on),
+which compute_bleu's sum of log precisions does: the BLEU kernels add as it does."""
 TOKENIZED_LINES = 100
 """sacrebleu warns when this many hypotheses or more end in a tokenized period (" .")."""
 
@@ -134,19 +137,15 @@ class BLEU(CountsEvaluator):
         none itself and takes other tokenizers' output as none; or, with
         EVALPROTO_PURE_PYTHON=1, counted together with numpy (see bulk_ngrams)."""
         if not pure_python():
-            tokenizer = self.tokenizer.signature()
-            in_python = tokenizer not in ("13a", "none", "char")
-            hyps, refs = [hyp for _, hyp in items], [refs for refs, _ in items]
-            if self.lowercase or in_python:
-                def prepare(text: str) -> str:
-                    text = text.lower() if self.lowercase else text
-                    return self.tokenizer(text.rstrip()) if in_python else text
-
+            prepare, tokenizer = self._for_kernel()
+            hyps, refs = [hyp for _, hyp in items], [segment for segment, _ in items]
+            if prepare is not _as_given:
                 hyps = [prepare(hyp) for hyp in hyps]
                 refs = [tuple(prepare(ref) for ref in segment) for segment in refs]
-            rows = kernels().bleu_rows(hyps, refs, self.max_order,
-                                       "none" if in_python else tokenizer)
+            rows = kernels().bleu_rows(hyps, refs, self.max_order, tokenizer)
             return as_rows(rows, len(self.stat_names))
+        from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+
         references = References.of(items)
         segments = len(items)
         sequences = Sequences.of_tokens([self._tokens(hyp) for _, hyp in items]
@@ -169,8 +168,48 @@ class BLEU(CountsEvaluator):
             rows[:, 2 + self.max_order + n] = np.maximum(hyp_len - n, 0)
         return rows
 
+    def pairwise_scores(self, hyps: Batches, refs: Optional[Batches]) -> np.ndarray:
+        """sacrebleu's sentence_bleu (effective order, see `for_sentences`) of every
+        hypothesis of each batch against every reference of it (refs None: against the
+        hypotheses), a (B, H, R) array: by the compiled kernel, which counts each text's
+        n-grams once and computes compute_bleu's floats in its order; with
+        EVALPROTO_PURE_PYTHON=1, pair by pair (evalproto.metrics.pairwise.all_pairs)."""
+        if pure_python():
+            return all_pairs(self, hyps, refs)
+        prepare, tokenizer = self._for_kernel()
+        if prepare is not _as_given:
+            hyps = [[prepare(text) for text in batch] for batch in hyps]
+            refs = None if refs is None else [[prepare(text) for text in batch] for batch in refs]
+        scorer = self.for_sentences()
+        assert isinstance(scorer, BLEU)
+        cells = kernels().bleu_pairwise(hyps, refs, self.max_order, tokenizer,
+                                        self.smooth_method, self._smooth_value(),
+                                        scorer.effective_order, COMPENSATED_SUM)
+        return as_matrix(cells, hyps, refs)
+
+    def _for_kernel(self) -> Tuple[Callable[[str], str], str]:
+        """How a text goes to the compiled kernel, and the tokenizer the kernel applies:
+        as given where it tokenizes (13a, none, char); otherwise lowercased and tokenized
+        here first, the kernel splitting the tokens (none)."""
+        tokenizer = self.tokenizer.signature()
+        in_python = tokenizer not in ("13a", "none", "char")
+        if not (self.lowercase or in_python):
+            return _as_given, tokenizer
+
+        def prepare(text: str) -> str:
+            text = text.lower() if self.lowercase else text
+            return self.tokenizer(text.rstrip()) if in_python else text
+
+        return prepare, "none" if in_python else tokenizer
+
     def score(self, vector: np.ndarray) -> float:
         return self._computed(vector)[0]
+
+    def _smooth_value(self) -> float:
+        """The smoothing value compute_bleu uses: the given one or the method's default
+        (none and exp take no value: 0)."""
+        return float((SMOOTH_DEFAULTS[self.smooth_method] if self.smooth_value is None
+                      else self.smooth_value) or 0.0)
 
     def input_warnings(self, hyps: Sequence[str]) -> List[str]:
         """sacrebleu's check for text that was not detokenized: at least 100 hypotheses
@@ -211,8 +250,7 @@ class BLEU(CountsEvaluator):
         order = self.max_order
         sys_len, ref_len = int(vector[0]), int(vector[1])
         correct, total = list(vector[2:2 + order]), list(vector[2 + order:2 + 2 * order])
-        value = float((SMOOTH_DEFAULTS[self.smooth_method] if self.smooth_value is None
-                       else self.smooth_value) or 0.0)  # none and exp take no value
+        value = self._smooth_value()
         bp = 1.0
         if sys_len < ref_len:
             bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
@@ -301,6 +339,10 @@ class BLEU(CountsEvaluator):
                 if count > merged[ngram]:
                     merged[ngram] = count
         return merged, lengths
+
+
+def _as_given(text: str) -> str:
+    return text
 
 
 def closest_lengths(hyp_len: np.ndarray, ref_len: np.ndarray,

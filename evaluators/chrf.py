@@ -11,16 +11,16 @@ at a time with numpy (`stats_batch`), with equal rows.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
 
 from evalproto.base.compiled import pure_python
 from evalproto.base.errors import SetupError
-from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
 from evalproto.evaluators.native import as_rows, kernels
 from evalproto.metrics.evaluator import CountsEvaluator, Item
+from evalproto.metrics.pairwise import Batches, all_pairs, as_matrix
 
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 _EPSILON = 1e-16
@@ -103,6 +103,8 @@ class CHRF(CountsEvaluator):
                                        self.char_order, self.word_order, self.beta,
                                        self.whitespace, self.eps_smoothing)
             return as_rows(rows, len(self.stat_names))
+        from evalproto.evaluators.bulk_ngrams import References, Sequences, count_ngrams, matches
+
         references = References.of(items)
         owner, hyps = references.owner, len(items)
         texts = [self._cased(hyp) for _, hyp in items] + [
@@ -129,6 +131,19 @@ class CHRF(CountsEvaluator):
         # descending F, then by position, and take the first of each item.
         ranked = np.lexsort((np.arange(len(owner)), -self.f_scores(per_reference), owner))
         return per_reference[ranked[np.searchsorted(owner[ranked], np.arange(hyps))]]
+
+    def pairwise_scores(self, hyps: Batches, refs: Optional[Batches]) -> np.ndarray:
+        """sacrebleu's sentence_score of every hypothesis of each batch against every
+        reference of it (refs None: against the hypotheses), a (B, H, R) array: by the
+        compiled kernel, which counts each text's n-grams once; with
+        EVALPROTO_PURE_PYTHON=1, pair by pair (evalproto.metrics.pairwise.all_pairs)."""
+        if pure_python():
+            return all_pairs(self, hyps, refs)
+        if self.lowercase:
+            hyps, refs = _lowercased(hyps), None if refs is None else _lowercased(refs)
+        cells = kernels().chrf_pairwise(hyps, refs, self.char_order, self.word_order,
+                                        self.beta, self.whitespace, self.eps_smoothing)
+        return as_matrix(cells, hyps, refs)
 
     def score(self, vector: np.ndarray) -> float:
         """sacrebleu's `CHRF._compute_f_score` with its operations in its order, on
@@ -247,6 +262,10 @@ class CHRF(CountsEvaluator):
             f_score = (1 + factor) * avg_precision * avg_recall
             f_score /= (factor * avg_precision) + avg_recall
         return np.where(avg_precision + avg_recall != 0, 100 * f_score, 0.0)
+
+
+def _lowercased(batches: Batches) -> List[List[str]]:
+    return [[text.lower() for text in batch] for batch in batches]
 
 
 if __name__ == "__main__":

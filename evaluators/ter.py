@@ -14,7 +14,7 @@ references are tokenized twice here as well.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 import numpy as np
@@ -25,6 +25,7 @@ from evalproto.base.gcpause import paused_gc
 from evalproto.evaluators.native import as_rows, kernels
 from evalproto.evaluators.ter_search import translation_edit_rate
 from evalproto.metrics.evaluator import Evaluator, Item
+from evalproto.metrics.pairwise import Batches, all_pairs, shape_of
 
 
 class TER(Evaluator):
@@ -79,6 +80,21 @@ class TER(Evaluator):
             return as_rows(rows, len(self.stat_names))
         with paused_gc():
             return super().stats_batch(items)
+
+    def pairwise_scores(self, hyps: Batches, refs: Optional[Batches]) -> np.ndarray:
+        """sacrebleu's sentence_score of every hypothesis of each batch against every
+        reference of it (refs None: against the hypotheses), a (B, H, R) array: each text
+        tokenized once (as a hypothesis, and again as a reference), every pair's edits
+        found by the compiled search; with EVALPROTO_PURE_PYTHON=1, pair by pair
+        (evalproto.metrics.pairwise.all_pairs)."""
+        if pure_python():
+            return all_pairs(self, hyps, refs)
+        tokenize = self.tokenizer
+        hyp_words = [[tokenize(hyp.rstrip()) for hyp in batch] for batch in hyps]
+        ref_words = [[tokenize(tokenize(ref.rstrip()).rstrip()) for ref in batch]
+                     for batch in (hyps if refs is None else refs)]
+        rows = as_rows(kernels().ter_pairwise(hyp_words, ref_words), len(self.stat_names))
+        return self.score_many(rows).reshape(shape_of(hyps, refs))
 
     def rules(self, rows: np.ndarray, summed: bool) -> Iterator[Tuple[np.ndarray, str]]:
         yield from super().rules(rows, summed)

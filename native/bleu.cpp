@@ -15,10 +15,8 @@
 
 namespace evalproto {
 
-namespace {
-
-void tokenize(const std::vector<cp_t>& text, Tokenizer tokenizer, Scratch13a& scratch,
-              Tokens& out) {
+void bleu_tokens(const std::vector<cp_t>& text, Tokenizer tokenizer, Scratch13a& scratch,
+                 Tokens& out) {
     out.clear();
     switch (tokenizer) {
         case Tokenizer::T13a:
@@ -32,6 +30,8 @@ void tokenize(const std::vector<cp_t>& text, Tokenizer tokenizer, Scratch13a& sc
             break;
     }
 }
+
+namespace {
 
 // Whether segment s has the same references as segment s - 1: the same objects, or
 // equal texts (equal str have equal kinds in CPython, so the bytes compare).
@@ -59,7 +59,7 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
     Scratch13a scratch;
     Tokens tokens;
     Interner interner;
-    NgramTable table;
+    PrefixTable table;
     std::vector<uint32_t> ids, ref_ids;
     std::vector<size_t> ref_ends;  // reference r's ids are ref_ids[ref_ends[r-1], ref_ends[r])
     std::vector<long long> correct(max_order);
@@ -72,7 +72,7 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
             for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r) {
                 text.clear();
                 append_code_points(batch.refs[r], text);
-                tokenize(text, tokenizer, scratch, tokens);
+                bleu_tokens(text, tokenizer, scratch, tokens);
                 for (size_t t = 0; t < tokens.size(); ++t)
                     ref_ids.push_back(interner.add(tokens.begin_of(t), tokens.length_of(t)));
                 ref_ends.push_back(ref_ids.size());
@@ -86,14 +86,14 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
         }
         text.clear();
         append_code_points(batch.hyps[s], text);
-        tokenize(text, tokenizer, scratch, tokens);
+        bleu_tokens(text, tokenizer, scratch, tokens);
         const size_t hyp_len = tokens.size();
         ids.resize(hyp_len);
         for (size_t t = 0; t < hyp_len; ++t)
             ids[t] = interner.find(tokens.begin_of(t), tokens.length_of(t));
         std::fill(correct.begin(), correct.end(), 0);
         const int32_t stamp = -2 - static_cast<int32_t>(s);  // not a reference's number
-        table.visit(ids.data(), ids.size(), max_order, [&](NgramTable::Entry& e) {
+        table.visit(ids.data(), ids.size(), max_order, [&](PrefixTable::Entry& e) {
             if (e.last_ref != stamp) {
                 e.last_ref = stamp;
                 e.hyp_count = 0;

@@ -19,6 +19,8 @@ inline bool is_punctuation(cp_t c) {
            (c >= 0x7B && c <= 0x7E);
 }
 
+}  // namespace
+
 // sacrebleu's CHRF._remove_punctuation: the words of str.split(), with a punctuation
 // mark split off the end, else off the start, of each word longer than one character.
 void words_of(const std::vector<cp_t>& text, Tokens& words, Tokens& out) {
@@ -50,11 +52,6 @@ void characters_of(const std::vector<cp_t>& text, bool whitespace, std::vector<c
     out.clear();
     for (cp_t c : text)
         if (whitespace || !is_space(c)) out.push_back(c);
-}
-
-inline long long ngrams_in(size_t length, int order) {
-    long long count = static_cast<long long>(length) - order + 1;
-    return count > 0 ? count : 0;
 }
 
 // sacrebleu's CHRF._compute_f_score, with its float operations in its order: the
@@ -94,8 +91,6 @@ double f_score(const double* stats, int orders, long long beta, bool eps_smoothi
     return 0.0;
 }
 
-}  // namespace
-
 void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* out,
                size_t begin, size_t end) {
     const int C = options.char_order, W = options.word_order, orders = C + W;
@@ -103,7 +98,7 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
     std::vector<cp_t> text, chars;
     Tokens split, words;
     Interner interner;
-    NgramTable char_table, word_table;
+    PrefixTable char_table, word_table;
     std::vector<uint32_t> ids;
     std::vector<double> stats(width), best_stats(width);
     for (size_t s = begin; s < end; ++s) {
@@ -129,7 +124,7 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
             // Matches go into stats[3 * (order - 1) + 2], orders of words after those
             // of characters.
             auto count_into = [&](int first_order) {
-                return [&stats, ref_number, first_order](NgramTable::Entry& e) {
+                return [&stats, ref_number, first_order](PrefixTable::Entry& e) {
                     if (e.last_ref != ref_number) {
                         e.last_ref = ref_number;
                         e.ref_count = 0;

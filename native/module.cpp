@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <new>
 #include <string>
 #include <system_error>
@@ -212,23 +213,16 @@ PyObject* set_threads(PyObject*, PyObject* arg) {
     return PyLong_FromSize_t(thread_limit.exchange(static_cast<size_t>(threads)));
 }
 
-// Runs `kernel(out, begin, end)` without the GIL into a new bytearray of rows x width
-// doubles, the rows split into contiguous ranges on kernel_threads(rows) threads (each
-// row is computed alone, so the split changes no number), turning C++ exceptions into
-// Python ones.
-template <class Kernel>
-PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
-    PyObject* result =
-        PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(rows * width * sizeof(double)));
-    if (!result) return nullptr;
-    double* out = reinterpret_cast<double*>(PyByteArray_AS_STRING(result));
+// Runs work(part) for each part in [0, parts) without the GIL, each on a thread of its
+// own (this one runs part 0), and turns C++ exceptions into a Python error: false then.
+template <class Work>
+bool run_parts(size_t parts, Work work) {
     enum Status { OK, NO_MEMORY, FAILED };
-    const size_t parts = kernel_threads(rows);
     std::vector<Status> status(parts, OK);
     std::vector<std::string> message(parts);
     auto run_part = [&](size_t part) {
         try {
-            kernel(out, rows * part / parts, rows * (part + 1) / parts);
+            work(part);
         } catch (const std::bad_alloc&) {
             status[part] = NO_MEMORY;
         } catch (const std::exception& error) {
@@ -249,9 +243,135 @@ PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
     Py_END_ALLOW_THREADS
     for (size_t part = 0; part < parts; ++part) {
         if (status[part] == OK) continue;
+        if (status[part] == NO_MEMORY) PyErr_NoMemory();
+        else PyErr_SetString(PyExc_RuntimeError, message[part].c_str());
+        return false;
+    }
+    return true;
+}
+
+// A new bytearray of `count` doubles, and where they are.
+PyObject* new_doubles(size_t count, double*& out) {
+    PyObject* result =
+        PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(count * sizeof(double)));
+    if (result) out = reinterpret_cast<double*>(PyByteArray_AS_STRING(result));
+    return result;
+}
+
+// Runs `kernel(out, begin, end)` without the GIL into a new bytearray of rows x width
+// doubles, the rows split into contiguous ranges on kernel_threads(rows) threads (each
+// row is computed alone, so the split changes no number), turning C++ exceptions into
+// Python ones.
+template <class Kernel>
+PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
+    double* out = nullptr;
+    PyObject* result = new_doubles(rows * width, out);
+    if (!result) return nullptr;
+    const size_t parts = kernel_threads(rows);
+    if (!run_parts(parts, [&](size_t part) {
+            kernel(out, rows * part / parts, rows * (part + 1) / parts);
+        })) {
         Py_DECREF(result);
-        if (status[part] == NO_MEMORY) return PyErr_NoMemory();
-        PyErr_SetString(PyExc_RuntimeError, message[part].c_str());
+        return nullptr;
+    }
+    return result;
+}
+
+// A list or tuple of `count` str, read into `out` from `at`; its length is checked
+// against `expected` (unless that is -1, when it sets it). False with an error.
+bool gather_batch(PyObject* object, const Where& where, Py_ssize_t& expected, References& held,
+                  std::vector<TextRef>& out) {
+    PyObject* batch = held_sequence(object, where, held);
+    if (!batch) return false;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(batch);
+    if (expected >= 0 && n != expected) {
+        PyErr_Format(PyExc_ValueError, "%s holds %zd texts, where every batch holds %zd",
+                     where.str().c_str(), n, expected);
+        return false;
+    }
+    expected = n;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        TextRef text;
+        if (!text_of(PySequence_Fast_GET_ITEM(batch, i), where.at(i), held, text)) return false;
+        out.push_back(text);
+    }
+    return true;
+}
+
+// All-pairs batches: hyps, a list of B lists of H str; refs, None (the hypotheses
+// themselves) or a list of B lists of R str. References that are the very hypotheses
+// (the same str objects, as pairwise_scores(batches, batches) passes them) are
+// symmetric too.
+bool gather_pairwise(PyObject* hyps, PyObject* refs, References& held,
+                     evalproto::PairwiseBatches& in) {
+    PyObject* hyp_seq = held_sequence(hyps, Where{"hyps"}, held);
+    if (!hyp_seq) return false;
+    const Py_ssize_t batches = PySequence_Fast_GET_SIZE(hyp_seq);
+    Py_ssize_t per_hyps = batches ? -1 : 0, per_refs = batches ? -1 : 0;
+    for (Py_ssize_t b = 0; b < batches; ++b)
+        if (!gather_batch(PySequence_Fast_GET_ITEM(hyp_seq, b), Where{"hyps"}.at(b), per_hyps,
+                          held, in.hyps))
+            return false;
+    in.batches = static_cast<size_t>(batches);
+    in.hyps_per_batch = static_cast<size_t>(per_hyps);
+    in.symmetric = refs == Py_None;
+    if (!in.symmetric) {
+        PyObject* ref_seq = held_sequence(refs, Where{"refs"}, held);
+        if (!ref_seq) return false;
+        if (PySequence_Fast_GET_SIZE(ref_seq) != batches) {
+            PyErr_Format(PyExc_ValueError, "%zd batches of hypotheses but %zd of references",
+                         batches, PySequence_Fast_GET_SIZE(ref_seq));
+            return false;
+        }
+        for (Py_ssize_t b = 0; b < batches; ++b)
+            if (!gather_batch(PySequence_Fast_GET_ITEM(ref_seq, b), Where{"refs"}.at(b), per_refs,
+                              held, in.refs))
+                return false;
+        in.symmetric = in.refs.size() == in.hyps.size() &&
+                       std::equal(in.refs.begin(), in.refs.end(), in.hyps.begin(),
+                                  [](const TextRef& a, const TextRef& b) { return a.data == b.data; });
+    }
+    if (in.symmetric) {
+        in.refs.clear();
+        per_refs = per_hyps;
+    }
+    in.refs_per_batch = static_cast<size_t>(per_refs);
+    return true;
+}
+
+// Threads for an all-pairs kernel of `cells` cells: as kernel_threads, with at least
+// MIN_CELLS_PER_THREAD cells each.
+constexpr size_t MIN_CELLS_PER_THREAD = 1024;
+
+// Runs an all-pairs kernel: each batch prepared, then each (batch, hypothesis) row
+// filled, on threads that take the next one as they finish; the matrix as a bytearray.
+template <class Make>
+PyObject* run_pairwise(const evalproto::PairwiseBatches& in, Make make) {
+    const size_t H = in.hyps_per_batch, cells = in.batches * H * in.refs_per_batch;
+    double* out = nullptr;
+    PyObject* result = new_doubles(cells, out);
+    if (!result || cells == 0) return result;
+    const size_t threads =
+        std::max<size_t>(1, std::min(thread_limit.load(), cells / MIN_CELLS_PER_THREAD));
+    std::unique_ptr<evalproto::Pairwise> kernel;
+    try {
+        kernel = make(threads);
+    } catch (const std::exception& error) {
+        Py_DECREF(result);
+        PyErr_SetString(PyExc_ValueError, error.what());
+        return nullptr;
+    }
+    std::atomic<size_t> next_batch{0}, next_row{0};
+    const bool done =
+        run_parts(threads, [&](size_t thread) {
+            for (size_t b; (b = next_batch++) < in.batches;) kernel->prepare(thread, b);
+        }) &&
+        run_parts(threads, [&](size_t thread) {
+            for (size_t row; (row = next_row++) < in.batches * H;)
+                kernel->fill(thread, row / H, row % H, out);
+        });
+    if (!done) {
+        Py_DECREF(result);
         return nullptr;
     }
     return result;
@@ -316,6 +436,23 @@ PyObject* bleu_columns(PyObject*, PyObject* args, PyObject* kwargs) {
                       });
 }
 
+// chrF's options, as Python passes them, checked; false with a ValueError.
+bool chrf_options(int whitespace, int eps_smoothing, evalproto::ChrfOptions& options) {
+    if (options.char_order < 0 || options.word_order < 0 ||
+        options.char_order + options.word_order == 0) {
+        PyErr_SetString(PyExc_ValueError, "orders must be >= 0, and not both 0");
+        return false;
+    }
+    // beta ** 2 and 1 + beta ** 2 must be exact integers, as they are in Python.
+    if (options.beta < 0 || options.beta > 2000000000LL) {
+        PyErr_SetString(PyExc_ValueError, "beta must be in [0, 2e9]");
+        return false;
+    }
+    options.whitespace = whitespace;
+    options.eps_smoothing = eps_smoothing;
+    return true;
+}
+
 PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
     static const char* keywords[] = {"hyps", "refs", "char_order", "word_order", "beta",
                                      "whitespace", "eps_smoothing", nullptr};
@@ -326,18 +463,7 @@ PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
                                      &hyps, &refs, &options.char_order, &options.word_order,
                                      &options.beta, &whitespace, &eps_smoothing))
         return nullptr;
-    if (options.char_order < 0 || options.word_order < 0 ||
-        options.char_order + options.word_order == 0) {
-        PyErr_SetString(PyExc_ValueError, "orders must be >= 0, and not both 0");
-        return nullptr;
-    }
-    // beta ** 2 and 1 + beta ** 2 must be exact integers, as they are in Python.
-    if (options.beta < 0 || options.beta > 2000000000LL) {
-        PyErr_SetString(PyExc_ValueError, "beta must be in [0, 2e9]");
-        return nullptr;
-    }
-    options.whitespace = whitespace;
-    options.eps_smoothing = eps_smoothing;
+    if (!chrf_options(whitespace, eps_smoothing, options)) return nullptr;
     References held;
     Batch<TextRef> batch;
     if (!gather_texts(hyps, refs, held, batch)) return nullptr;
@@ -346,6 +472,65 @@ PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
                       [&](double* out, size_t begin, size_t end) {
                           evalproto::chrf_rows(batch, options, out, begin, end);
                       });
+}
+
+PyObject* chrf_pairwise(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", "char_order", "word_order", "beta",
+                                     "whitespace", "eps_smoothing", nullptr};
+    PyObject *hyps, *refs;
+    evalproto::ChrfOptions options;
+    int whitespace, eps_smoothing;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiLpp:chrf_pairwise",
+                                     const_cast<char**>(keywords), &hyps, &refs,
+                                     &options.char_order, &options.word_order, &options.beta,
+                                     &whitespace, &eps_smoothing))
+        return nullptr;
+    if (!chrf_options(whitespace, eps_smoothing, options)) return nullptr;
+    References held;
+    evalproto::PairwiseBatches in;
+    if (!gather_pairwise(hyps, refs, held, in)) return nullptr;
+    return run_pairwise(in, [&](size_t threads) {
+        return evalproto::chrf_pairwise(in, options, threads);
+    });
+}
+
+PyObject* bleu_pairwise(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", "max_order", "tokenizer", "smooth_method",
+                                     "smooth_value", "effective_order", "compensated_sum",
+                                     nullptr};
+    PyObject *hyps, *refs;
+    evalproto::BleuOptions options;
+    const char *tokenizer_name, *smooth_name;
+    int effective_order, compensated_sum;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOissdpp:bleu_pairwise",
+                                     const_cast<char**>(keywords), &hyps, &refs,
+                                     &options.max_order, &tokenizer_name, &smooth_name,
+                                     &options.smooth_value, &effective_order, &compensated_sum))
+        return nullptr;
+    if (!bleu_options(options.max_order, tokenizer_name, options.tokenizer)) return nullptr;
+    const std::string smooth = smooth_name;
+    if (smooth == "none") {
+        options.smooth = evalproto::Smooth::None;
+    } else if (smooth == "floor") {
+        options.smooth = evalproto::Smooth::Floor;
+    } else if (smooth == "add-k") {
+        options.smooth = evalproto::Smooth::AddK;
+    } else if (smooth == "exp") {
+        options.smooth = evalproto::Smooth::Exp;
+    } else {
+        PyErr_Format(PyExc_ValueError,
+                     "smooth_method must be 'none', 'floor', 'add-k' or 'exp', not '%s'",
+                     smooth_name);
+        return nullptr;
+    }
+    options.effective_order = effective_order;
+    options.compensated_sum = compensated_sum;
+    References held;
+    evalproto::PairwiseBatches in;
+    if (!gather_pairwise(hyps, refs, held, in)) return nullptr;
+    return run_pairwise(in, [&](size_t threads) {
+        return evalproto::bleu_pairwise(in, options, threads);
+    });
 }
 
 // A tokenized segment: a str (whose words str.split() finds) or a list or tuple of
@@ -394,6 +579,37 @@ PyObject* ter_rows(PyObject*, PyObject* args, PyObject* kwargs) {
     });
 }
 
+// TER of every pair: hyps and refs as for chrf_pairwise, each text tokenized already (a
+// str split on whitespace); rows of [edits, ref_len], row (b * H + h) * R + r.
+PyObject* ter_pairwise(PyObject*, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"hyps", "refs", nullptr};
+    PyObject *hyps, *refs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:ter_pairwise", const_cast<char**>(keywords),
+                                     &hyps, &refs))
+        return nullptr;
+    References held;
+    evalproto::PairwiseBatches in;
+    if (!gather_pairwise(hyps, refs, held, in)) return nullptr;
+    // Each text once; each pair a segment of the TER kernel over two of them.
+    evalproto::TerBatch batch;
+    const size_t H = in.hyps_per_batch, R = in.refs_per_batch;
+    const std::vector<TextRef>& ref_texts = in.symmetric ? in.hyps : in.refs;
+    batch.texts = in.hyps;
+    batch.texts.insert(batch.texts.end(), ref_texts.begin(), ref_texts.end());
+    const size_t first_ref = in.hyps.size();
+    for (size_t b = 0; b < in.batches; ++b)
+        for (size_t h = 0; h < H; ++h)
+            for (size_t r = 0; r < R; ++r) {
+                const size_t hyp = b * H + h, ref = first_ref + b * R + r;
+                batch.segments.hyps.push_back({true, hyp, hyp + 1});
+                batch.segments.refs.push_back({true, ref, ref + 1});
+                batch.segments.ref_start.push_back(batch.segments.refs.size());
+            }
+    return run_kernel(batch.segments.segments(), 2, [&](double* out, size_t begin, size_t end) {
+        evalproto::ter_rows(batch, out, begin, end);
+    });
+}
+
 // The kernel's 13a tokens of one line, joined by spaces: what sacrebleu's
 // Tokenizer13a()(line.rstrip()) returns. For tests; the BLEU kernel tokenizes itself.
 PyObject* tokenize_13a(PyObject*, PyObject* arg) {
@@ -431,6 +647,24 @@ PyMethodDef methods[] = {
      "chrf_rows(hyps, refs, char_order, word_order, beta, whitespace, eps_smoothing)\n"
      "-> bytearray\n\nchrF statistics per segment, float64 rows of [hyp, ref, match] per\n"
      "character order then per word order, of the reference with the best F."},
+    {"chrf_pairwise",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_pairwise)),
+     METH_VARARGS | METH_KEYWORDS,
+     "chrf_pairwise(hyps, refs, char_order, word_order, beta, whitespace, eps_smoothing)\n"
+     "-> bytearray\n\nThe chrF sentence score of every hypothesis of each batch against every\n"
+     "reference of it: hyps holds B lists of H str, refs B lists of R str or None (the\n"
+     "hypotheses themselves); float64 cells, cell (b * H + h) * R + r."},
+    {"bleu_pairwise",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(bleu_pairwise)),
+     METH_VARARGS | METH_KEYWORDS,
+     "bleu_pairwise(hyps, refs, max_order, tokenizer, smooth_method, smooth_value,\n"
+     "effective_order, compensated_sum) -> bytearray\n\nAs chrf_pairwise, BLEU's sentence\n"
+     "scores (compensated_sum: Python's sum() of floats is compensated, as from 3.12)."},
+    {"ter_pairwise",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(ter_pairwise)),
+     METH_VARARGS | METH_KEYWORDS,
+     "ter_pairwise(hyps, refs) -> bytearray\n\nAs chrf_pairwise, TER's rows [edits, ref_len]\n"
+     "of every pair, of texts tokenized already (split on whitespace)."},
     {"ter_rows", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(ter_rows)),
      METH_VARARGS | METH_KEYWORDS,
      "ter_rows(hyps, refs) -> bytearray\n\nTER statistics per segment, float64 rows of\n"

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -145,61 +146,121 @@ class Interner {
     std::vector<cp_t> chars_;
 };
 
-// The n-grams (orders 1..max_order) of one hypothesis with their counts, and what each
-// reference has matched of them so far. References are then streamed through
-// `visit`, which calls back for each of their n-gram occurrences that the
-// hypothesis has too.
-class NgramTable {
+// The n-grams (orders 1..max_order) of one hypothesis (chrF) or of one segment's
+// references (BLEU) with their counts; the other side's n-grams are then streamed
+// through `visit`, which calls back for each occurrence the table holds. An n-gram is
+// its (n-1)-gram prefix's entry and its last symbol: one 64-bit key, held in the slot
+// itself, so that a probe compares two integers, and an n-gram whose prefix is absent
+// is absent too (each start stops at its first miss). The table keeps its memory from
+// segment to segment and tells the current segment's slots by a stamp: nothing is
+// cleared.
+class PrefixTable {
   public:
     struct Entry {
-        uint64_t hash;
-        uint32_t start, order;  // the n-gram is symbols_[start, start + order)
+        uint32_t order;
         int32_t hyp_count;
-        int32_t last_ref;       // the reference `ref_count` counts for
-        int32_t ref_count;      // occurrences so far in reference last_ref
-        int32_t best;           // for BLEU: max over references of min(hyp, ref count)
+        int32_t last_ref;   // the reference `ref_count` counts for
+        int32_t ref_count;  // occurrences so far in reference last_ref
+        int32_t best;       // for BLEU: max over references of their count
     };
 
-    void build(const uint32_t* symbols, size_t n, int max_order);
+    // The n-grams (orders 1..max_order) of s[0, n), counted.
+    void build(const uint32_t* s, size_t n, int max_order) {
+        const size_t orders = static_cast<size_t>(max_order);
+        clear(n * (orders < n ? orders : n));
+        insert(s, n, max_order, [](Entry& entry) { ++entry.hyp_count; });
+    }
 
-    // A table of the n-grams of several sequences instead: `clear` for room for
-    // `expected` n-grams, then `add` each sequence (numbered 0, 1, ...). Each entry's
-    // `best` is its most occurrences in any one sequence; hyp_count is left 0.
-    void clear(size_t expected);
-    void add(const uint32_t* symbols, size_t n, int max_order, int32_t sequence);
+    // A table of the n-grams of several sequences instead: `clear` for room for `expected` n-grams, then `add` each sequence (numbered 0, 1, ...);
+    // an entry's `best` is its most occurrences in any one sequence.
+    void clear(size_t expected) { reset(expected); }
+    void add(const uint32_t* s, size_t n, int max_order, int32_t sequence) {
+        insert(s, n, max_order, [sequence](Entry& entry) {
+            if (entry.last_ref != sequence) {
+                entry.last_ref = sequence;
+                entry.ref_count = 0;
+            }
+            if (++entry.ref_count > entry.best) entry.best = entry.ref_count;
+        });
+    }
 
-    // For each n-gram occurrence in s[0, n) (orders up to max_order) found in the
-    // table, calls f(entry). An n-gram whose (n-1)-gram prefix is absent is absent too,
-    // so each start stops at its first miss; UNKNOWN symbols are never present.
+    // For each n-gram occurrence in s[0, n) (orders up to max_order) that the table
+    // holds, calls f(entry); a start stops at its first n-gram the table lacks.
     template <class F>
     void visit(const uint32_t* s, size_t n, int max_order, F f) {
+        const size_t orders = static_cast<size_t>(max_order);
         for (size_t i = 0; i < n; ++i) {
-            uint64_t h = HASH_SEED;
-            size_t longest = n - i < static_cast<size_t>(max_order) ? n - i : max_order;
+            const size_t longest = n - i < orders ? n - i : orders;
+            uint32_t prefix = 0;
             for (size_t order = 1; order <= longest; ++order) {
-                uint32_t symbol = s[i + order - 1];
-                if (symbol == UNKNOWN) break;
-                h = hash_step(h, symbol);
-                const uint32_t* slot = slots_.probe(h, [&](uint32_t e) {
-                    const Entry& entry = entries_[e];
-                    return entry.hash == h && entry.order == order &&
-                           same_symbols(symbols_.data() + entry.start, s + i, order);
-                });
-                if (*slot == 0) break;
-                f(entries_[*slot - 1]);
+                const Slot* slot = probe((static_cast<uint64_t>(prefix) << 32) | s[i + order - 1]);
+                if (slot->stamp != stamp_) break;
+                f(entries_[slot->id]);
+                prefix = slot->id + 1;
             }
         }
     }
 
   private:
-    // Appends symbols[0, n) and counts each of its n-gram occurrences: `count(entry)`,
-    // the entry new (all counts 0) at its first occurrence.
+    // Appends each n-gram occurrence of s[0, n) and calls count(entry) for it, the entry
+    // new (all counts 0) at its first occurrence.
     template <class Count>
-    void insert(const uint32_t* symbols, size_t n, int max_order, Count count);
+    void insert(const uint32_t* s, size_t n, int max_order, Count count) {
+        const size_t orders = static_cast<size_t>(max_order);
+        for (size_t i = 0; i < n; ++i) {
+            const size_t longest = n - i < orders ? n - i : orders;
+            uint32_t prefix = 0;
+            for (size_t order = 1; order <= longest; ++order) {
+                const uint64_t key = (static_cast<uint64_t>(prefix) << 32) | s[i + order - 1];
+                Slot* slot = probe(key);
+                if (slot->stamp != stamp_) {
+                    *slot = {key, static_cast<uint32_t>(entries_.size()), stamp_};
+                    entries_.push_back({static_cast<uint32_t>(order), 0, -1, 0, 0});
+                }
+                count(entries_[slot->id]);
+                prefix = slot->id + 1;
+            }
+        }
+    }
 
-    Slots slots_;
+    struct Slot {
+        uint64_t key;
+        uint32_t id;
+        uint32_t stamp;
+    };
+
+    void reset(size_t entries) {
+        size_t capacity = 16;
+        int bits = 4;
+        while (capacity < 2 * entries + 2) {
+            capacity <<= 1;
+            ++bits;
+        }
+        if (slots_.size() < capacity) slots_.resize(capacity, Slot{0, 0, 0});
+        mask_ = capacity - 1;
+        shift_ = 64 - bits;
+        entries_.clear();
+        if (++stamp_ == 0) {  // after 2^32 segments: every stamp could be current
+            std::fill(slots_.begin(), slots_.end(), Slot{0, 0, 0});
+            stamp_ = 1;
+        }
+    }
+
+    // The slot of `key` in this segment, or the free slot where it would go.
+    Slot* probe(uint64_t key) {
+        size_t at = static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+        while (true) {
+            Slot* slot = &slots_[at];
+            if (slot->stamp != stamp_ || slot->key == key) return slot;
+            at = (at + 1) & mask_;
+        }
+    }
+
+    std::vector<Slot> slots_;
     std::vector<Entry> entries_;
-    std::vector<uint32_t> symbols_;
+    size_t mask_ = 0;
+    int shift_ = 60;
+    uint32_t stamp_ = 0;
 };
 
 }  // namespace evalproto

@@ -23,9 +23,7 @@ from evalproto.base.errors import UsageProblem
 from evalproto.base.items import SegmentNumbers
 from evalproto.base.progress import QUIET, Progress
 from evalproto.readers.groups import read_groups
-from evalproto.readers.statsfiles import MetricColumns
 from evalproto.readers.text import STDIN, read_corpus
-from evalproto.sources import dask as cluster
 from evalproto.sources.base import corpus_rows
 from evalproto.sources.pool import open_source
 from evalproto.sources.process import DEFAULT_TIMEOUT
@@ -65,14 +63,19 @@ def file_stats(ref_paths: Sequence[str], hyp_path: str, metrics: Sequence[Metric
                       *, first_id: int = 1, jobs: int = 1,
                       timeout: Optional[float] = DEFAULT_TIMEOUT,
                       scheduler: Optional[str] = None, progress: Progress = QUIET
-                      ) -> Tuple[List[MetricColumns], Sequence[str], List[np.ndarray]]:
+                      ) -> Tuple[List[Any], Sequence[str], List[np.ndarray]]:
     """(the metrics' columns, the segment ids, each metric's rows) of one system's file,
     for a stats file (evalproto.reports.statsfiles.write_stats writes them): computed
     here with `jobs` copies of each metric, or on the Dask cluster at `scheduler`,
-    whose workers read the files."""
+    whose workers read the files. The columns are MetricColumns
+    (evalproto.readers.statsfiles)."""
+    from evalproto.readers.statsfiles import MetricColumns  # here: corpus-score needs none
+
     specs = [spec_of(metric) for metric in given_metrics(metrics)]
     with ExitStack() as stack:
         if scheduler:
+            from evalproto.sources import dask as cluster
+
             check_cluster_inputs(jobs, [*ref_paths, hyp_path])
             client = stack.enter_context(cluster.connect(scheduler))
             segments, computed = cluster.cluster_rows(client, specs, ref_paths, [hyp_path],
@@ -114,6 +117,8 @@ def _score_on_cluster(scheduler: str, ref_paths: Sequence[str], hyp_paths: Seque
     """corpus-score with the statistics computed on a Dask cluster (`scheduler`: an
     address, or local[:N]); the figures are the local run's. `names` names the systems
     (by default, their files). The workers build their own copies of each metric."""
+    from evalproto.sources import dask as cluster  # here: only a cluster needs Dask's modules
+
     specs = [spec_of(metric) for metric in given_metrics(metrics)]
     with cluster.connect(scheduler) as client:
         segments, computed = cluster.cluster_rows(client, specs, ref_paths, hyp_paths, timeout)

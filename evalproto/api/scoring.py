@@ -27,7 +27,7 @@ from evalproto.base.items import SegmentNumbers
 from evalproto.base.numerals import json_number
 from evalproto.base.progress import QUIET, Progress
 from evalproto.metrics import registry
-from evalproto.readers import datasets
+from evalproto.metrics.pairwise import Batches, all_pairs, checked_batches
 from evalproto.readers.groups import read_groups
 from evalproto.readers.text import (
     Corpus,
@@ -150,6 +150,20 @@ class Metric:
         table = self.stats_table(hyps, refs, ref_streams=ref_streams)
         (scores,) = segment_scores([table])
         return scores.scores
+
+    def pairwise_scores(self, hyps: Batches, refs: Optional[Batches] = None) -> np.ndarray:
+        """Every hypothesis of each batch scored against every reference of the same
+        batch, as sacrebleu's sentence_score scores one hypothesis against one reference
+        (BLEU with effective order): `hyps` holds B batches of H strings, `refs` B
+        batches of R strings, or None to score each batch's hypotheses against
+        themselves (the candidates of minimum Bayes risk decoding). The result is a
+        (B, H, R) float64 array: `a[b, h, r]` scores `hyps[b][h]` against
+        `[refs[b][r]]`. BLEU, chrF, chrF++ and TER fill it with compiled kernels that
+        read each string once; any other metric scores each pair as a segment of its
+        own, exact but slower."""
+        hyps, refs = checked_batches(hyps, refs)
+        own = getattr(self.source, "pairwise_scores", None)
+        return own(hyps, refs) if own is not None else all_pairs(self.source, hyps, refs)
 
     def score_stats(self, rows: np.ndarray) -> Score:
         """The corpus score of statistics rows (one per segment, an (n, k) array), summed
@@ -594,8 +608,12 @@ def read_dataset(data_format: Optional[str], ref_paths: Sequence[str],
         raise UsageProblem(f"`data_format` {data_format} takes one dataset file, then the "
                            f"prediction files")
     elif data_format == "dynabench":
+        from evalproto.readers import datasets  # here: plain text, the usual input, needs none
+
         corpus = datasets.read_dynabench(ref_paths[0], hyp_paths, ref_field, hyp_field)
     elif data_format == "oasst":
+        from evalproto.readers import datasets
+
         corpus = datasets.read_oasst(ref_paths[0], hyp_paths, hyp_field)
     else:
         raise ValueError(f"unknown data format {data_format!r}; expected text, dynabench or "

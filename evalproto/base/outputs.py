@@ -22,7 +22,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from typing import Dict, Iterable, Optional, Tuple
 
 from evalproto.base.errors import EvalprotoError, UsageProblem
@@ -166,6 +165,8 @@ def _replace(target: str, data: bytes, mode: int) -> None:
 
 
 def _replace_through_named_file(target: str, data: bytes, mode: int) -> None:
+    import tempfile  # here: standard output, the usual output, needs none
+
     handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target),
                                          prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:

@@ -334,6 +334,50 @@ def report(ctx: click.Context, files: Tuple[str, ...], inputs: Tuple[str, ...],
         api.write_output(path, text)
 
 
+@main.command("mbr", context_settings=CONTEXT)
+@click.argument("candidates", metavar="CANDIDATES.jsonl")
+@click.option("-m", "--metric", default="chrf", show_default=True, metavar="SPEC",
+              help='The utility: a built-in evaluator spec, e.g. bleu, ter or "chrf '
+                   '--word-order 2" (chrF++). BLEU, chrF and TER score their all-pairs '
+                   'matrices with compiled kernels; other metrics pair by pair.')
+@click.option("-e", "--evaluator", metavar="CMD",
+              help="The utility as an external evaluator command, over the protocol, "
+                   "instead of -m (pair by pair: slow).")
+@timeout_option
+@click.option("--references", metavar="FILE",
+              help="Pseudo-references apart from the candidates: JSON Lines, a list of "
+                   "strings a line, line by line with CANDIDATES.")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True,
+              help='text: the chosen candidate of each line; json: {"index", "text", '
+                   '"expected"} a line.')
+@output_option
+@click.pass_context
+@reports_errors
+@writes(["output"], reads=["candidates", "references"])
+def mbr(ctx: click.Context, candidates: str, metric: str, evaluator: Optional[str],
+        timeout: Optional[float], references: Optional[str], output_format: str,
+        output: str) -> None:
+    """Minimum Bayes risk decoding: of each line's candidates (a JSON list of strings a
+    line; '-' reads standard input), the one with the best mean score against all of
+    the line's candidates, itself included (or against --references), the first of
+    equals; one line out per line in.
+
+    Each score is sacrebleu's sentence score (BLEU with effective order); TER, where
+    lower is better, chooses the lowest mean.
+    """
+    if evaluator is not None:
+        if ctx.get_parameter_source("metric") is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("give the metric once: -m SPEC or -e CMD")
+        check_command(evaluator)
+        utility = evalproto.load(command=evaluator, timeout=timeout)
+    else:
+        utility = evalproto.load(metric)
+    with utility:
+        choices = api.mbr_files(candidates, utility, references, progress=TerminalProgress())
+    api.write_output(output, api.format_choices(choices, output_format))
+
+
 @main.command("import-scores", context_settings=CONTEXT)
 @click.argument("file", metavar="FILE")
 @click.option("--metric", required=True, metavar="NAME",

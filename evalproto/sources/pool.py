@@ -125,6 +125,8 @@ class EvaluatorPool(ClosedOnExit):
         self.signature = primary.signature
         self.score_many = primary.score_many
         self.for_sentences = primary.for_sentences
+        if hasattr(primary, "pairwise_scores"):  # a compiled kernel in this process
+            self.pairwise_scores = primary.pairwise_scores
         self.resample_dtype = getattr(primary, "resample_dtype", np.float64)
         for attribute in _DESCRIPTIONS:  # what reports show beside the score
             if hasattr(primary, attribute):
