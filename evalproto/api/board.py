@@ -19,19 +19,20 @@ import numpy as np
 from evalproto.api.scoring import Metric, corpus_tables
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.progress import QUIET
-from evalproto.readers.datasets import read_dynabench
+from evalproto.readers.datasets import read_dynabench, read_inputs
 from evalproto.readers.statsfiles import MetricColumns
 from evalproto.readers.text import Corpus
 from evalproto.reports.leaderboard import Standing, format_leaderboard, standings
 from evalproto.reports.statsfiles import check_ids, format_stats
+from evalproto.sources.models import run_model
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import MetricSpec
 from evalproto.stats.resampling import DEFAULT_SEED
 from evalproto.stats.table import StatsTable
 
-__all__ = ["Scored", "Standing", "describe_metric", "format_leaderboard", "leaderboard",
-           "read_upload", "report_page", "rows_from_bytes", "rows_to_bytes",
-           "score_predictions", "standings_of", "stats_file_text"]
+__all__ = ["Ran", "Scored", "Standing", "describe_metric", "format_leaderboard",
+           "leaderboard", "read_upload", "report_page", "rows_from_bytes", "rows_to_bytes",
+           "run_on_dataset", "score_predictions", "standings_of", "stats_file_text"]
 
 ROW_TYPE = np.dtype("<f8")
 """Stored rows are float64, little-endian, row after row: the rows themselves, bit for
@@ -88,6 +89,28 @@ def score_predictions(spec: MetricSpec, dataset: Tuple[str, bytes],
         rows = table.rows[predictions[0]]
         return Scored(np.ascontiguousarray(rows, dtype=np.float64), metric.signature,
                       table.score(predictions[0]), [str(w.message) for w in caught])
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A model's run on a dataset: its predictions file (a reply a line: "id", "pred"
+    and the output keys), and what was measured."""
+
+    predictions: bytes
+    examples: int
+    throughput: float  # examples per second
+    memory: float  # GiB, the peak of the model's process tree
+
+
+def run_on_dataset(command: str, dataset: Tuple[str, bytes], input_keys: Sequence[str],
+                   output_keys: Sequence[str], timeout: Optional[float]) -> Ran:
+    """Run a model (a program: evalproto.sources.models) on every example of a
+    Dynabench dataset, `(name, its bytes)`, giving it the examples' ids and input keys;
+    a worker process of the service runs it. A bad reply is a ModelError that names
+    the example and the key."""
+    examples = read_inputs(dataset[0], input_keys, dict([dataset]))
+    run = run_model(command, examples, output_keys, timeout)
+    return Ran(run.predictions_jsonl(), len(examples), run.throughput, run.memory_gib)
 
 
 def rows_to_bytes(rows: np.ndarray) -> bytes:

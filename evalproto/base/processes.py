@@ -46,14 +46,53 @@ def most_copies() -> int:
     return max(8, 4 * (os.cpu_count() or 1))
 
 
-def spawn(argv: Sequence[str], copy: bool = False) -> subprocess.Popen:
-    """Start an evaluator with its three pipes, in its own process group; as one of
-    several copies (`copy`, -j), told to run its kernels on one thread (ONE_THREAD)."""
+def spawn(argv: Sequence[str], copy: bool = False,
+          env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
+    """Start an evaluator (or a model) with its three pipes, in its own process group;
+    as one of several copies (`copy`, -j), told to run its kernels on one thread
+    (ONE_THREAD); with `env` instead of this process's environment."""
+    environment = env if env is not None else os.environ
     process = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True,
-                               env={**os.environ, **ONE_THREAD} if copy else None)
+                               env={**environment, **ONE_THREAD} if copy else env)
     _keep(process.pid, True)
     return process
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def peak_memory(pid: int) -> int:
+    """The peak resident memory, in bytes, of one process so far, as Linux keeps it
+    (VmHWM); 0 once it has ended."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as stream:
+            for line in stream:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def tree_memory(pid: int) -> int:
+    """The resident memory, in bytes, of a process and all its descendants now (Linux's
+    /proc; 0 for what has ended meanwhile)."""
+    total, pending, seen = 0, [pid], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/statm", "rb") as stream:
+                total += int(stream.read().split()[1]) * _PAGE
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", "rb") as stream:
+                    pending.extend(int(child) for child in stream.read().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def keep_groups_after_exit() -> None:

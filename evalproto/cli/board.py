@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import click
 
@@ -28,6 +28,11 @@ def _client(server: str, token: Optional[str]) -> Any:
         raise click.ClickException(f"evalproto board needs the serve extra ({exc.name} is "
                                    f"not installed): {EXTRA}") from None
     return Client(server, token or None)
+
+
+def _keys(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> List[str]:
+    """A comma-separated list of keys (the server says which it takes)."""
+    return [key.strip() for key in value.split(",")] if value else []
 
 
 def server_options(command: Callable) -> Callable:
@@ -57,19 +62,50 @@ def command() -> None:
                    "server). Repeatable.")
 @click.option("--perf", metavar="SPEC",
               help="The metric that ranks the models (default: the first).")
+@click.option("--input-keys", metavar="KEY,...", callback=_keys,
+              help="The keys of a dataset's rows that a model the server runs receives "
+                   "(with the row's id); every row of the task's datasets must hold them.")
+@click.option("--output-keys", metavar="KEY,...", callback=_keys,
+              help="The keys a model's reply must carry besides id and pred.")
 @server_options
 @reports_errors
 def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
-             perf: Optional[str], server: str, token: Optional[str]) -> None:
-    """Add a task scored by one or more metrics (admin)."""
+             perf: Optional[str], input_keys: List[str], output_keys: List[str], server: str,
+             token: Optional[str]) -> None:
+    """Add a task scored by one or more metrics (admin), and the I/O of the models the
+    server runs for it."""
     given = ([{"spec": spec, "kind": "in-process"} for spec in metrics]
              + [{"spec": spec, "kind": "command"} for spec in evaluators])
     if not given:
         raise click.UsageError("name the task's metrics with --metric (or -e)")
     with _client(server, token) as client:
-        found = client.add_task(task, given, perf)
+        found = client.add_task(task, given, perf, input_keys, output_keys)
     names = ", ".join(f"{metric['metric']} ({metric['name']})" for metric in found["metrics"])
-    click.echo(f"Task {found['task']}: {names}; ranked by {found['perf']}.")
+    io = (f" Models receive {', '.join(found['input_keys'])} and reply with pred"
+          f"{''.join(', ' + key for key in found['output_keys'])}."
+          if found["input_keys"] else "")
+    click.echo(f"Task {found['task']}: {names}; ranked by {found['perf']}.{io}")
+
+
+@command.command("add-model", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("model")
+@click.option("--team", required=True, help="The team whose model it is.")
+@click.option("--command", "program", required=True, metavar="CMD",
+              help="The program the server runs (as its own user): it reads an example a "
+                   "line, JSON, and writes a reply a line (docs/models.md).")
+@click.option("--timeout", type=Decimals(min=0, min_open=True), metavar="SECONDS",
+              help="The longest wait for one of its replies (default: none).")
+@server_options
+@reports_errors
+def add_model(task: str, model: str, team: str, program: str, timeout: Optional[float],
+              server: str, token: Optional[str]) -> None:
+    """Add a model that the server runs for a team (admin): it runs on every dataset
+    of the task, and on each one added later; its predictions are scored as a team's."""
+    with _client(server, token) as client:
+        found = client.add_model(task, model, team, program, timeout)
+    click.echo(f"Model {found['model']} ({found['team']}) added to task {found['task']}; "
+               f"{_count(found['runs'], 'run')} queued.")
 
 
 @command.command("add-team", context_settings=CONTEXT)
@@ -102,8 +138,9 @@ def add_dataset(task: str, dataset: str, file: str, round_: Optional[int], serve
     shown_round = f", round {found['round']}" if found["round"] is not None else ""
     references = "reference" if found["nrefs"] == 1 else "references"
     each = "each" if isinstance(found["nrefs"], int) else "(a varying number)"
+    runs = f"; {_count(found['runs'], 'run')} of its models queued" if found["runs"] else ""
     click.echo(f"Dataset {found['dataset']} of task {found['task']}: {found['examples']} "
-               f"examples, {found['nrefs']} {references} {each}{tags}{shown_round}.")
+               f"examples, {found['nrefs']} {references} {each}{tags}{shown_round}{runs}.")
 
 
 @command.command("submit", context_settings=CONTEXT)
@@ -214,4 +251,8 @@ def export(task: str, dataset: str, directory: str, server: str,
 
 
 def _jobs(count: int) -> str:
-    return f"{count} scoring job{'' if count == 1 else 's'}"
+    return _count(count, "scoring job")
+
+
+def _count(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"

@@ -107,6 +107,23 @@ def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "an
     return _corpus(ref_path, examples, hyp_paths, hyp_field, contents)
 
 
+def read_inputs(path: str, keys: Sequence[str], contents: Contents = None
+                ) -> List[Tuple[str, Dict[str, Any]]]:
+    """What a model receives of each example of a Dynabench dataset: its id (`uid` or
+    `id`) and the values of the task's input keys, in the dataset's order. A row
+    without one of the keys is refused, naming the line and the key."""
+    examples = []
+    for number, row in read_jsonl(path, contents):
+        key = _id(row.get("uid", row.get("id")), path, number, "an example needs a 'uid' "
+                                                               "or an 'id'")
+        missing = [name for name in keys if name not in row]
+        if missing:
+            raise InputError(f"{path}: line {number}: no {missing[0]!r} field, one of the "
+                             f"task's input keys ({', '.join(keys)})")
+        examples.append((key, {name: row[name] for name in keys}))
+    return examples
+
+
 def _messages(row: Dict[str, Any], path: str, number: int) -> Iterator[Dict[str, Any]]:
     """Every message of an export row: a message, a {"thread": [...]}, or a tree
     {"message_tree_id", "prompt": {..., "replies": [...]}}; each must be an object."""

@@ -93,7 +93,8 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
             rank = first.get("rank")
             rows.append([rank_text(rank) if first["status"] == "done" and rank else "-",
                          escape(model), escape(first["team"]),
-                         *(_cell(cells.get((model, m["metric"])), width) for m in metrics)])
+                         *(_cell(cells.get((model, m["metric"])), m.get("decimals", width))
+                           for m in metrics)])
         lines += _aligned(rows)
         lines += _tag_lines(dataset["entries"], models, perf, names[perf], width)
         failed = [entry for entry in dataset["entries"] if entry["status"] == "failed"]
@@ -137,6 +138,8 @@ def _cell(entry: Optional[Mapping[str, Any]], width: int) -> str:
         return "-"
     if entry["status"] != "done":
         return entry["status"]
+    if entry.get("half_width") is None:  # measured once (throughput, memory): no interval
+        return _fixed(entry["score"], width)
     return f"{_fixed(entry['score'], width)} ± {_fixed(entry['half_width'], width)}"
 
 

@@ -6,26 +6,36 @@ made of a checked token: no write is made without one."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from evalproto.api.board import read_upload
 from evalproto.base.errors import EvalprotoError, InputError
 from evalproto.base.items import Item
+from evalproto.readers.datasets import read_inputs
 from evalproto.reports.statsfiles import check_ids
 from evalproto.service import auth, store
 from evalproto.service.boards import task_record
 from evalproto.service.context import Service
 from evalproto.service.database import content_hash, reading, writing
 from evalproto.service.errors import Invalid
-from evalproto.service.names import check_name, upload_name
+from evalproto.service.names import check_keys, check_name, upload_name
+from evalproto.sources.models import model_argv
 from evalproto.sources.specs import MetricSpec
 from evalproto.wire.protocol import format_score_requests
 
+MAX_TIMEOUT = 86400.0
+"""The longest --timeout a model may have: a day for one reply."""
+
 
 def add_task(service: Service, admin: auth.Admin, name: str, specs: List[MetricSpec],
-             perf: Optional[str]) -> Dict[str, Any]:
-    """Add a task with its metrics (the first ranks, unless `perf` names another)."""
+             perf: Optional[str], input_keys: Sequence[str] = (),
+             output_keys: Sequence[str] = ()) -> Dict[str, Any]:
+    """Add a task with its metrics (the first ranks, unless `perf` names another), and
+    the I/O of the models the server runs for it: the keys of a dataset's rows a model
+    receives, and the keys its replies carry besides "id" and "pred"."""
     check_name(name, "task")
+    check_keys(input_keys, "input")
+    check_keys(output_keys, "output")
     repeated = [spec.spec for spec in specs if specs.count(spec) > 1]
     if repeated:
         raise Invalid(f"the metric {repeated[0]!r} is given twice")
@@ -35,9 +45,32 @@ def add_task(service: Service, admin: auth.Admin, name: str, specs: List[MetricS
                       f"({', '.join(spec.spec for spec in specs)})")
     entries = [service.loaded.entry(spec) for spec in specs]
     with writing(service.engine) as connection:
-        store.add_task(connection, name, entries, perf)
+        store.add_task(connection, name, entries, perf, input_keys, output_keys)
         task = store.task(connection, name)
         return task_record(task, store.task_metrics(connection, task.id), [])
+
+
+def add_model(service: Service, admin: auth.Admin, task: str, name: str, team: str,
+              command: str, timeout: Optional[float]) -> Dict[str, Any]:
+    """Add a model that the server runs for a team (its command runs as the server's
+    user: only the admin adds one), and queue its run on every dataset of the task.
+    `timeout` is the longest wait for one of its replies, in seconds."""
+    check_name(task, "task")
+    check_name(name, "model")
+    check_name(team, "team")
+    try:
+        model_argv(command)
+    except EvalprotoError as exc:
+        raise Invalid(f"command: {exc}") from None
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+        raise Invalid(f"timeout: {timeout!r} is not a number of seconds from 0 to "
+                      f"{MAX_TIMEOUT:g}")
+    with writing(service.engine) as connection:
+        row = store.task(connection, task)
+        owner = store.team(connection, team)
+        _, queued = store.add_model(connection, row.id, owner.id, name, command, timeout)
+    service.wake()
+    return {"task": task, "model": name, "team": team, "timeout": timeout, "runs": queued}
 
 
 def add_team(service: Service, admin: auth.Admin, name: str) -> Dict[str, str]:
@@ -76,12 +109,21 @@ def add_dataset(service: Service, admin: auth.Admin, task: str, dataset: str, da
     except EvalprotoError as exc:
         raise Invalid(f"{name}: {exc}") from None
     tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
+    with reading(service.engine) as connection:
+        input_keys, _ = store.task_io(store.task(connection, task))
+    if input_keys:  # every row holds what a model receives
+        try:
+            read_inputs(name, input_keys, {name: data})
+        except EvalprotoError as exc:
+            raise Invalid(str(exc)) from None
     with writing(service.engine) as connection:
         row = store.task(connection, task)
-        store.add_dataset(connection, row.id, dataset, round_, data, len(corpus.ids),
-                          corpus.nrefs)
+        runs = store.add_dataset(connection, row.id, dataset, round_, data, len(corpus.ids),
+                                 corpus.nrefs)
+    service.wake()
     return {"task": task, "dataset": dataset, "round": round_, "examples": len(corpus.ids),
-            "nrefs": corpus.nrefs, "tags": tags, "content_hash": content_hash(data)}
+            "nrefs": corpus.nrefs, "tags": tags, "content_hash": content_hash(data),
+            "runs": runs}
 
 
 def submit(service: Service, team: auth.Team, task: str, dataset: str, model: str,

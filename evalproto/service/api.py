@@ -20,6 +20,8 @@ router = APIRouter()
 
 MAX_METRICS = 64
 """The most metrics a task is added with (more can be added one by one)."""
+MAX_KEYS = 64
+"""The most input or output keys a task declares."""
 
 
 class MetricIn(BaseModel):
@@ -39,6 +41,21 @@ class TaskIn(BaseModel):
     perf: Optional[str] = Field(None, max_length=1000,
                                 description="The spec of the metric that ranks models "
                                             "(default: the first)")
+    input_keys: List[str] = Field([], max_length=MAX_KEYS,
+                                  description="The keys of a dataset's rows that a model "
+                                              "the server runs receives (with the id)")
+    output_keys: List[str] = Field([], max_length=MAX_KEYS,
+                                   description="The keys a model's reply must carry "
+                                               "besides id and pred")
+
+
+class ModelIn(BaseModel):
+    name: str = Field(max_length=1000)
+    team: str = Field(max_length=1000, description="The team whose model it is")
+    command: str = Field(min_length=1, max_length=10_000,
+                         description="The program the server runs (as its own user)")
+    timeout: Optional[float] = Field(None, description="The longest wait for one reply, "
+                                                       "in seconds (default: none)")
 
 
 class TeamIn(BaseModel):
@@ -48,6 +65,7 @@ class TeamIn(BaseModel):
 TaskBody = Annotated[TaskIn, Depends(json_body(TaskIn))]
 MetricBody = Annotated[MetricIn, Depends(json_body(MetricIn))]
 TeamBody = Annotated[TeamIn, Depends(json_body(TeamIn))]
+ModelBody = Annotated[ModelIn, Depends(json_body(ModelIn))]
 Round = Annotated[Optional[int], Query(ge=0, le=MAX_NUMBER)]
 FileName = Annotated[Optional[str], Query()]
 
@@ -70,7 +88,8 @@ def add_task(service: ServiceDep, who: Annotated[auth.Admin, admin("adding a tas
              body: TaskBody) -> Dict[str, Any]:
     """Add a task with its metrics (admin)."""
     return actions.add_task(service, who, body.name,
-                            [metric.parsed() for metric in body.metrics], body.perf)
+                            [metric.parsed() for metric in body.metrics], body.perf,
+                            body.input_keys, body.output_keys)
 
 
 @router.get(paths.TASK)
@@ -150,6 +169,15 @@ def get_export(service: ServiceDep, task: str, dataset: str) -> Dict[str, Any]:
 def get_stats_file(service: ServiceDep, task: str, dataset: str, model: str) -> str:
     """A model's stats file (evalproto reduce and report --stats read it)."""
     return service.exports.stats_file(task, dataset, model)
+
+
+@router.post(paths.MODELS, status_code=201, openapi_extra=described_body(ModelIn))
+def add_model(service: ServiceDep, task: str, who: Annotated[auth.Admin, admin("adding a model")],
+              body: ModelBody) -> Dict[str, Any]:
+    """Add a model that the server runs for a team (admin: its command runs as the
+    server's user); it is run on every dataset of the task, and on each added later."""
+    return actions.add_model(service, who, task, body.name, body.team, body.command,
+                             body.timeout)
 
 
 @router.post(paths.TEAMS, status_code=201, openapi_extra=described_body(TeamIn))

@@ -20,6 +20,12 @@ from evalproto.base.numerals import plain_data
 from evalproto.service import store
 from evalproto.service.database import iso_time, reading
 from evalproto.service.errors import NotFound, described
+from evalproto.service.measured import (
+    measured_entries,
+    measured_records,
+    rank_measured,
+    run_entries,
+)
 from evalproto.service.names import MAX_NUMBER, check_name
 from evalproto.service.schema import DONE, QUEUED
 from evalproto.service.standings import DatasetText, Placed, Standings, Wanted
@@ -41,6 +47,7 @@ class Gathered:
     current: List[Row]
     jobs: Dict[Tuple[int, int], Row]
     evaluations: Dict[int, Dict[int, Row]]
+    runs: Dict[str, Row]  # the runs of the models the server runs, by model
 
     def scored(self, metric: Row) -> Dict[str, int]:
         """Each model's evaluation under the metric, by model, where there is one."""
@@ -139,9 +146,12 @@ class Boards:
                      else store.task_datasets(connection, task.id))
             gathered = [self.gather(connection, dataset, metric_rows) for dataset in found]
             counts = store.job_counts(connection, task.id)
-        sections = [self._section(task, metric_rows, parts, wait) for parts in gathered]
-        return {"task": task.name, "perf": task.perf,
-                "metrics": [metric_record(row) for row in metric_rows],
+            runs = any(row.command for row in store.task_models(connection, task.id))
+        records = [metric_record(row) for row in metric_rows]
+        records += measured_records() if runs else []
+        sections = [self._section(task, metric_rows, parts, records, wait)
+                    for parts in gathered]
+        return {"task": task.name, "perf": task.perf, "metrics": records,
                 "datasets": sections, "jobs": counts}
 
     def gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row]
@@ -154,10 +164,11 @@ class Boards:
             dataset, self.dataset_text(connection, dataset), current,
             store.job_states(connection, [row.id for row in current]),
             {metric.id: store.evaluations_of(connection, dataset.id, predictions,
-                                             metric.signature) for metric in metric_rows})
+                                             metric.signature) for metric in metric_rows},
+            store.dataset_runs(connection, dataset.id))
 
     def _section(self, task: Row, metric_rows: Sequence[Row], gathered: Gathered,
-                 wait: bool) -> Dict[str, Any]:
+                 records: Sequence[Dict[str, Any]], wait: bool) -> Dict[str, Any]:
         """A dataset's section of a leaderboard: its entries, models ranked by the
         perf metric's standings (or, while those are computed, by its scores)."""
         dataset, current, evaluations = gathered.dataset, gathered.current, gathered.evaluations
@@ -191,6 +202,12 @@ class Boards:
                 entries.append(_entry(task, dataset, row, metric, places[metric.id].get(row.model),
                                       gathered.jobs.get((row.id, metric.id)), evaluation,
                                       scores.get(evaluation.id) if evaluation else None))
+            entries += measured_entries(_base(task, dataset, row.model, row.team), row)
+        submitted = {row.model for row in current}
+        for model, run in sorted(gathered.runs.items()):
+            if model not in submitted:  # its run has made no submission yet
+                entries += run_entries(_base(task, dataset, model, run.team), run, records)
+        rank_measured(entries)
         return {"dataset": dataset.name, "round": dataset.round, "n": dataset.examples,
                 "nrefs": gathered.text.nrefs, "content_hash": dataset.content_hash,
                 "entries": entries}
@@ -225,8 +242,10 @@ class Boards:
             model = store.model(connection, task.id, check_name(model_name, "model"))
             history = store.model_submissions(connection, model.id)
             records = _submission_records(connection, task.id, history)
+            runs = [_run_record(run) for run in store.model_runs(connection, model.id)]
         return {"task": task.name, "model": model.name, "team": model.team,
-                "submissions": records}
+                "run_by_server": model.command is not None, "timeout": model.timeout,
+                "runs": runs, "submissions": records}
 
     def submission(self, submission_id: int) -> Dict[str, Any]:
         """One submission, the current one of its model on its dataset or an earlier
@@ -242,7 +261,9 @@ class Boards:
 
 def task_record(task: Row, metrics: List[Row], datasets: List[Row]) -> Dict[str, Any]:
     """A task as the API shows it."""
+    input_keys, output_keys = store.task_io(task)
     return {"task": task.name, "perf": task.perf, "created": iso_time(task.created),
+            "input_keys": input_keys, "output_keys": output_keys,
             "metrics": [metric_record(metric) for metric in metrics],
             "datasets": [dataset_record(dataset) for dataset in datasets]}
 
@@ -280,10 +301,8 @@ def _entry(task: Row, dataset: Row, row: Row, metric: Row, standing: Optional[St
            score: Optional[float] = None) -> Dict[str, Any]:
     """One (model, dataset, metric) of a leaderboard: scored and ranked ("done"), scored
     and not ranked yet ("ranking"), or its job's state."""
-    record: Dict[str, Any] = {
-        "task": task.name, "dataset": dataset.name, "round": dataset.round,
-        "model": row.model, "team": row.team, "metric": metric.spec, "name": metric.name,
-        "submission": row.id}
+    record: Dict[str, Any] = {**_base(task, dataset, row.model, row.team),
+                              "metric": metric.spec, "name": metric.name, "submission": row.id}
     message = job.message if job is not None else None
     if standing is not None:
         record.update(status=DONE, score=standing.score, signature=standing.signature,
@@ -298,6 +317,23 @@ def _entry(task: Row, dataset: Row, row: Row, metric: Row, standing: Optional[St
                       signature=None, n=None, mean=None, half_width=None, rank=None,
                       tags={}, message=message)
     return plain_data(record)
+
+
+def _run_record(run: Row) -> Dict[str, Any]:
+    """A model's run on a dataset: its state (and why it failed), when it ran, and what
+    it measured."""
+    return plain_data({
+        "dataset": run.dataset, "status": run.state, "message": run.message,
+        "started": iso_time(run.started) if run.started else None,
+        "finished": iso_time(run.finished) if run.finished else None,
+        "submission": run.submission_id, "throughput": run.throughput,
+        "memory": run.memory})
+
+
+def _base(task: Row, dataset: Row, model: str, team: str) -> Dict[str, Any]:
+    """What every entry of a model on a dataset starts with."""
+    return {"task": task.name, "dataset": dataset.name, "round": dataset.round,
+            "model": model, "team": team}
 
 
 def _submission_records(connection: Connection, task_id: int,

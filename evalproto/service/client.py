@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import httpx
 
@@ -81,10 +81,18 @@ class Client:
     # with its own message.
 
     def add_task(self, task: str, metrics: List[Dict[str, str]],
-                 perf: Optional[str] = None) -> Dict[str, Any]:
-        """Add a task with its metrics ([{"spec", "kind"}])."""
-        return self._json("POST", paths.TASKS,
-                          json={"name": task, "metrics": metrics, "perf": perf})
+                 perf: Optional[str] = None, input_keys: Sequence[str] = (),
+                 output_keys: Sequence[str] = ()) -> Dict[str, Any]:
+        """Add a task with its metrics ([{"spec", "kind"}]) and its models' I/O."""
+        return self._json("POST", paths.TASKS, json={
+            "name": task, "metrics": metrics, "perf": perf, "input_keys": list(input_keys),
+            "output_keys": list(output_keys)})
+
+    def add_model(self, task: str, model: str, team: str, command: str,
+                  timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Add a model that the server runs for a team."""
+        return self._json("POST", paths.fill(paths.MODELS, task=task), json={
+            "name": model, "team": team, "command": command, "timeout": timeout})
 
     def add_team(self, team: str) -> Dict[str, str]:
         """Add a team; the answer holds its token."""

@@ -13,6 +13,7 @@ signature).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -23,11 +24,11 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from sqlalchemy.engine import Engine, Row
 
-from evalproto.api.board import Scored, rows_to_bytes, score_predictions
+from evalproto.api.board import Ran, Scored, rows_to_bytes, run_on_dataset, score_predictions
 from evalproto.base.errors import EvalprotoError
 from evalproto.service import jobstore, store
 from evalproto.service.database import reading, writing
@@ -64,7 +65,7 @@ class Dispatcher:
         self._settling: Optional[threading.Thread] = None
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._running: Dict[Future, jobstore.Job] = {}
+        self._running: Dict[Future, jobstore.Job | jobstore.Run] = {}
         self._datasets: OrderedDict[int, bytes] = OrderedDict()
         self._thread = threading.Thread(target=self._loop, name="evalproto-jobs", daemon=True)
         self.server = secrets.token_hex(16)
@@ -159,8 +160,14 @@ class Dispatcher:
                 self._release(job, exc)
                 raise
 
-    def _send(self, job: jobstore.Job) -> None:
+    def _send(self, job: jobstore.Job | jobstore.Run) -> None:
         """Send a claimed job to a worker (or end it, if its scores are there)."""
+        if isinstance(job, jobstore.Run):
+            with reading(self.engine) as connection:
+                dataset = self._dataset(connection, job.dataset_id)
+            self._start(job, run_on_dataset, job.command, (f"{job.dataset}.jsonl", dataset),
+                        *_keys(job), job.timeout)
+            return
         with reading(self.engine) as connection:
             scored_before = store.evaluations_of(
                 connection, job.dataset_id, [job.predictions_id], job.signature)
@@ -171,18 +178,22 @@ class Dispatcher:
             with writing(self.engine) as connection:
                 jobstore.finish(connection, job)
             return
-        spec = MetricSpec(job.kind, job.spec)
+        self._start(job, score_predictions, MetricSpec(job.kind, job.spec),
+                    (f"{job.dataset}.jsonl", dataset),
+                    (f"{job.model}.predictions.jsonl", predictions), self.timeout)
+
+    def _start(self, job: jobstore.Job | jobstore.Run, function: Callable[..., Any],
+               *args: Any) -> None:
+        """Start function(*args), the job's work, on a worker."""
         try:
-            future = self.workers.submit_job(
-                job.id, score_predictions, spec, (f"{job.dataset}.jsonl", dataset),
-                (f"{job.model}.predictions.jsonl", predictions), self.timeout)
+            future = self.workers.submit_job(job.id, function, *args)
         except Exception as exc:  # no worker to take it (a pool broken meanwhile)
             future = Future()
             future.set_exception(exc)
         self._running[future] = job
         future.add_done_callback(lambda _: self._wake.set())
 
-    def _release(self, job: jobstore.Job, exc: Exception) -> None:
+    def _release(self, job: jobstore.Job | jobstore.Run, exc: Exception) -> None:
         """A claimed job that could not be sent: charged and queued again, or failed on
         its MAX_DEATHS-th such failure (a fault that does not pass); if the database
         cannot be written either, a server that outlives this one queues it again."""
@@ -234,7 +245,12 @@ class Dispatcher:
                                                     f"crashes?)", charged=True)
                     elif isinstance(outcome, str):
                         jobstore.fail(connection, job, outcome)
+                    elif isinstance(job, jobstore.Run):
+                        assert isinstance(outcome, Ran)
+                        jobstore.finish_run(connection, job, outcome.predictions,
+                                            outcome.throughput, outcome.memory)
                     else:
+                        assert isinstance(outcome, Scored)
                         _record(connection, job, outcome)
                 self._changed.add(job.task)
             except Exception as exc:  # a job is never left running for good
@@ -247,8 +263,8 @@ class Dispatcher:
             self.workers.restart(only_broken=True)
 
 
-def _outcome(future: Future) -> Scored | str:
-    """What a finished job gave: its rows, or why it failed."""
+def _outcome(future: Future) -> Scored | Ran | str:
+    """What a finished job gave: its rows (a run: its predictions), or why it failed."""
     try:
         return future.result()
     except BrokenProcessPool:
@@ -270,3 +286,9 @@ def _record(connection: Any, job: jobstore.Job, scored: Scored) -> None:
     jobstore.finish(connection, job, rows_to_bytes(scored.rows), len(scored.rows), score,
                  "; ".join(scored.warnings) or None)
 
+
+
+def _keys(run: jobstore.Run) -> Tuple[List[str], List[str]]:
+    """A run's task's input and output keys."""
+    return (json.loads(run.input_keys) if run.input_keys else [],
+            json.loads(run.output_keys) if run.output_keys else [])

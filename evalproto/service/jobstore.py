@@ -10,9 +10,9 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Row
 
-from evalproto.service import schema
+from evalproto.service import schema, store
 from evalproto.service.database import insert_new, now
-from evalproto.service.schema import DONE, FAILED, QUEUED, RUNNING, jobs, servers
+from evalproto.service.schema import DONE, FAILED, QUEUED, RUN, RUNNING, jobs, servers
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,29 @@ class Job:
     server: str  # the server that claimed it, and that alone ends it
 
 
-def claim(connection: Connection, server: str) -> Optional[Job]:
+@dataclass(frozen=True)
+class Run:
+    """What a worker needs to run a model on a dataset (a job of kind "run")."""
+
+    id: int
+    model_id: int
+    model: str
+    command: str
+    timeout: Optional[float]
+    dataset_id: int
+    dataset: str
+    task_id: int
+    task: str
+    input_keys: Optional[str]  # JSON lists, as the task keeps them
+    output_keys: Optional[str]
+    attempts: int
+    server: str
+
+
+def claim(connection: Connection, server: str) -> Optional[Job | Run]:
     """Take the oldest queued job, if any, for `server` (another server may take it
-    first: then the next). The job is marked running; `finish` or `fail` ends it."""
+    first: then the next): a scoring job, or a run of a model. It is marked running;
+    `finish`, `finish_run` or `fail` ends it."""
     while True:
         job_id = connection.execute(select(jobs.c.id).where(jobs.c.state == QUEUED)
                                     .order_by(jobs.c.id).limit(1)).scalar()
@@ -45,6 +65,8 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
             state=RUNNING, started=now(), server=server))
         if taken.rowcount:
             break
+    if connection.execute(select(jobs.c.kind).where(jobs.c.id == job_id)).scalar() == RUN:
+        return _run(connection, job_id)
     found = connection.execute(
         select(jobs.c.id, schema.metrics.c.spec, schema.metrics.c.kind, schema.metrics.c.signature,
                schema.submissions.c.dataset_id, schema.datasets.c.name.label("dataset"),
@@ -57,6 +79,36 @@ def claim(connection: Connection, server: str) -> Optional[Job]:
         .join(schema.tasks, schema.tasks.c.id == schema.metrics.c.task_id)
         .where(jobs.c.id == job_id)).one()
     return Job(**found._mapping)
+
+
+def _run(connection: Connection, job_id: int) -> Run:
+    found = connection.execute(
+        select(jobs.c.id, schema.models.c.id.label("model_id"),
+               schema.models.c.name.label("model"), schema.models.c.command,
+               schema.models.c.timeout, schema.datasets.c.id.label("dataset_id"),
+               schema.datasets.c.name.label("dataset"), schema.tasks.c.id.label("task_id"),
+               schema.tasks.c.name.label("task"), schema.tasks.c.input_keys,
+               schema.tasks.c.output_keys, jobs.c.attempts, jobs.c.server)
+        .join(schema.models, schema.models.c.id == jobs.c.model_id)
+        .join(schema.datasets, schema.datasets.c.id == jobs.c.dataset_id)
+        .join(schema.tasks, schema.tasks.c.id == schema.models.c.task_id)
+        .where(jobs.c.id == job_id)).one()
+    return Run(**found._mapping)
+
+
+def finish_run(connection: Connection, run: Run, predictions: bytes, throughput: float,
+               memory: float) -> bool:
+    """End a run with the submission its predictions make (with what it measured, and
+    their scoring queued), in this transaction; whether it was still this server's to
+    end (else nothing is stored: another server runs it now)."""
+    ended = connection.execute(update(jobs).where(*_claimed(run)).values(
+        state=DONE, finished=now()))
+    if not ended.rowcount:
+        return False
+    submission, _ = store.add_submission(connection, run.task_id, run.model_id,
+                                         run.dataset_id, predictions, throughput, memory)
+    connection.execute(update(jobs).where(jobs.c.id == run.id).values(submission_id=submission))
+    return True
 
 
 def finish(connection: Connection, job: Job, rows: Optional[bytes] = None, segments: int = 0,
@@ -74,14 +126,14 @@ def finish(connection: Connection, job: Job, rows: Optional[bytes] = None, segme
         state=DONE, finished=now(), message=message))
 
 
-def fail(connection: Connection, job: Job, message: str, charged: bool = False) -> None:
+def fail(connection: Connection, job: Job | Run, message: str, charged: bool = False) -> None:
     """End a job as failed; `charged`: by a failure of its own doing (see charge)."""
     connection.execute(update(jobs).where(*_claimed(job)).values(
         state=FAILED, finished=now(), message=message,
         attempts=jobs.c.attempts + int(charged)))
 
 
-def _claimed(job: Job) -> Tuple[Any, ...]:
+def _claimed(job: Job | Run) -> Tuple[Any, ...]:
     """The job's row while it is still running under its claim: a server taken for
     dead, whose jobs another server has queued again and taken, ends none of them."""
     return jobs.c.id == job.id, jobs.c.state == RUNNING, jobs.c.server == job.server
@@ -138,7 +190,7 @@ def requeue(connection: Connection, job_ids: Sequence[int], server: str) -> None
                        .values(state=QUEUED, started=None, server=None))
 
 
-def charge(connection: Connection, job: Job) -> None:
+def charge(connection: Connection, job: Job | Run) -> None:
     """Count a failure that the running job itself caused (its worker died of it, or it
     could not be sent), and queue it again. A job is charged only for its own doing:
     not for a server's restart, nor for a death of a worker that another job caused."""

@@ -6,7 +6,7 @@ Tokens are printable ASCII."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import List, Optional, Sequence
 
 from evalproto.service.errors import Invalid
 
@@ -17,6 +17,9 @@ MAX_NUMBER = 2**31 - 1
 """The largest round or id: the database's Integer columns (PostgreSQL's are 32-bit)."""
 _NUMBER = re.compile(r"[0-9]{1,10}\Z")  # ASCII digits only: "²".isdigit() is true
 _UPLOAD_NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,200}\Z")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
+RESERVED_KEYS = {"input": ("id", "uid"), "output": ("id", "pred")}
+"""Keys a task's I/O may not declare: what every example and every reply carries."""
 
 
 def check_name(value: str, what: str) -> str:
@@ -55,3 +58,19 @@ def token_problem(token: str) -> Optional[str]:
             else "a control character" if bad.isascii() else "a character that is not ASCII")
     return (f"it holds {what}; a token is printable ASCII without spaces, as `evalproto "
             f"board add-team` and the server's admin token file give it")
+
+
+def check_keys(keys: Sequence[str], what: str) -> List[str]:
+    """A task's input or output keys (`what`), if each is a key a JSON row can name
+    plainly, once, and none is one every row carries anyway."""
+    for key in keys:
+        if not _KEY.match(key):
+            raise Invalid(f"{what} key {key[:80]!r} is not valid: a key is letters, digits, "
+                          f"'_', '.' and '-', starting with a letter or '_', at most 64")
+        if key in RESERVED_KEYS[what]:
+            raise Invalid(f"{what} key {key!r}: every {'example' if what == 'input' else 'reply'}"
+                          f" carries it already; name the task's own keys")
+    repeated = [key for key in keys if list(keys).count(key) > 1]
+    if repeated:
+        raise Invalid(f"{what} key {repeated[0]!r} is given twice")
+    return list(keys)

@@ -61,6 +61,10 @@ tasks = Table(
     _key(),
     Column("name", String(NAME_LENGTH), nullable=False, unique=True),
     Column("perf", Text, nullable=False),  # the spec of the metric that ranks
+    # a model's I/O, as JSON lists: the keys of a dataset's rows it receives, and the keys
+    # its reply carries besides "id" and "pred" (Dynabench's verify_response)
+    Column("input_keys", Text),
+    Column("output_keys", Text),
     _created())
 
 metrics = Table(
@@ -101,6 +105,8 @@ models = Table(
     _reference("task_id", "tasks"),
     _reference("team_id", "teams"),
     Column("name", String(NAME_LENGTH), nullable=False),
+    Column("command", Text),  # a model the server runs (added by the admin), or none
+    Column("timeout", Float),  # the longest wait for one of its replies, in seconds
     _created(),
     UniqueConstraint("task_id", "name"))
 
@@ -117,6 +123,9 @@ submissions = Table(
     _reference("model_id", "models"),
     _reference("dataset_id", "datasets"),
     _reference("predictions_id", "predictions"),
+    # what the server measured, when its run of the model made the predictions
+    Column("throughput", Float),  # examples per second
+    Column("memory", Float),  # the peak resident memory of the model's processes, GiB
     _created(),
     Index(None, "model_id", "dataset_id"))
 
@@ -133,12 +142,20 @@ evaluations = Table(
     UniqueConstraint("dataset_id", "predictions_id", "signature"))
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+SCORE, RUN = "score", "run"
+"""The kinds of job: scoring a submission with a metric, and running a model on a
+dataset (whose predictions become a submission, scored by the scoring jobs it queues)."""
 
 jobs = Table(
     "jobs", metadata,
     _key(),
-    _reference("submission_id", "submissions"),
-    _reference("metric_id", "metrics"),
+    Column("kind", String(16), nullable=False, server_default=SCORE),
+    # a scoring job: the submission and the metric; a run: the submission it made
+    Column("submission_id", ForeignKey("submissions.id")),
+    Column("metric_id", ForeignKey("metrics.id")),
+    # a run: the model, on the dataset
+    Column("model_id", ForeignKey("models.id")),
+    Column("dataset_id", ForeignKey("datasets.id")),
     Column("state", String(16), nullable=False),
     Column("message", Text),  # why it failed, or what the metric warned of
     Column("attempts", Integer, nullable=False),  # failures charged to it (see charge)
@@ -147,6 +164,7 @@ jobs = Table(
     Column("finished", Float),
     Column("server", String(32)),  # the server running it (see servers)
     UniqueConstraint("submission_id", "metric_id"),
+    UniqueConstraint("model_id", "dataset_id"),
     Index(None, "state"))
 
 servers = Table(

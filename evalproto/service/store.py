@@ -5,10 +5,11 @@ a StoreError, which the application maps to its status (see deps.status_of)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, or_, select
 from sqlalchemy.engine import Connection, Row
 
 from evalproto.base.errors import EvalprotoError
@@ -17,6 +18,7 @@ from evalproto.service.schema import (
     DONE,
     FAILED,
     QUEUED,
+    RUN,
     RUNNING,
     datasets,
     evaluations,
@@ -74,10 +76,14 @@ class MetricEntry:
 
 
 def add_task(connection: Connection, name: str, entries: Sequence[MetricEntry],
-             perf: str) -> None:
-    """Add a task with its metrics; a name taken is refused."""
-    if not insert_new(connection, tasks, {"name": name, "perf": perf, "created": now()},
-                      ["name"]):
+             perf: str, input_keys: Sequence[str] = (),
+             output_keys: Sequence[str] = ()) -> None:
+    """Add a task with its metrics, and the I/O of its models (none: the task takes
+    only predictions that teams submit); a name taken is refused."""
+    values = {"name": name, "perf": perf, "created": now(),
+              "input_keys": json.dumps(list(input_keys)) if input_keys else None,
+              "output_keys": json.dumps(list(output_keys)) if output_keys else None}
+    if not insert_new(connection, tasks, values, ["name"]):
         raise Taken(f"there is a task {name!r} already")
     task_id = task(connection, name).id
     for entry in entries:
@@ -116,6 +122,12 @@ def task(connection: Connection, name: str) -> Row:
     return found
 
 
+def task_io(task: Row) -> Tuple[List[str], List[str]]:
+    """A task's input keys and output keys (empty: its models' I/O is not declared)."""
+    return (json.loads(task.input_keys) if task.input_keys else [],
+            json.loads(task.output_keys) if task.output_keys else [])
+
+
 def task_name(connection: Connection, task_id: int) -> str:
     """A task's name by id."""
     return str(connection.execute(select(tasks.c.name).where(tasks.c.id == task_id)).scalar_one())
@@ -147,13 +159,20 @@ def add_metric(connection: Connection, task_id: int, entry: MetricEntry) -> int:
 # -- datasets ------------------------------------------------------------------------------
 
 def add_dataset(connection: Connection, task_id: int, name: str, round_: Optional[int],
-                data: bytes, examples: int, nrefs: int | str) -> None:
-    """Add a dataset's bytes to a task; a name taken is refused."""
+                data: bytes, examples: int, nrefs: int | str) -> int:
+    """Add a dataset's bytes to a task, and queue a run of every model the server runs
+    for the task on it (Dynabench's trigger); the runs queued. A name taken is
+    refused."""
+    lock_task(connection, task_id)  # a model added meanwhile runs on it too
     values = {"task_id": task_id, "name": name, "round": round_,
               "content_hash": content_hash(data), "data": data, "examples": examples,
               "nrefs": str(nrefs), "created": now()}
     if not insert_new(connection, datasets, values, ["task_id", "name"]):
         raise Taken(f"the task has a dataset {name!r} already")
+    dataset_id = dataset(connection, task_id, name).id
+    runnable = [row.id for row in task_models(connection, task_id) if row.command]
+    _queue_runs(connection, [(model_id, dataset_id) for model_id in runnable])
+    return len(runnable)
 
 
 _DATASET_INFO = [datasets.c.id, datasets.c.task_id, datasets.c.name, datasets.c.round,
@@ -196,6 +215,47 @@ def team_by_token(connection: Connection, token_hash: str) -> Optional[Row]:
     return connection.execute(select(teams).where(teams.c.token_hash == token_hash)).first()
 
 
+def team(connection: Connection, name: str) -> Row:
+    """A team by name, or Missing."""
+    found = connection.execute(select(teams.c.id, teams.c.name).where(
+        teams.c.name == name)).first()
+    if found is None:
+        raise Missing(f"there is no team {name!r}")
+    return found
+
+
+def add_model(connection: Connection, task_id: int, team_id: int, name: str, command: str,
+              timeout: Optional[float]) -> Tuple[int, int]:
+    """Add a model that the server runs (its command, run as the server's user) for a
+    team, and queue its run on every dataset of the task; (its id, runs queued). A
+    name taken, by a team's submissions or another model, is refused."""
+    lock_task(connection, task_id)
+    if not insert_new(connection, models, {
+            "task_id": task_id, "team_id": team_id, "name": name, "command": command,
+            "timeout": timeout, "created": now()}, ["task_id", "name"]):
+        raise Taken(f"the task has a model {name!r} already")
+    model_id = model(connection, task_id, name).id
+    found = [row.id for row in task_datasets(connection, task_id)]
+    _queue_runs(connection, [(model_id, dataset_id) for dataset_id in found])
+    return int(model_id), len(found)
+
+
+def task_models(connection: Connection, task_id: int) -> List[Row]:
+    """A task's models, oldest first, with their commands (None: a team's predictions)."""
+    return list(connection.execute(select(models.c.id, models.c.name, models.c.command,
+                                          models.c.timeout).where(
+        models.c.task_id == task_id).order_by(models.c.id)))
+
+
+def _queue_runs(connection: Connection, pairs: Sequence[Tuple[int, int]]) -> None:
+    """Queue a run of each (model, dataset)."""
+    if pairs:
+        created = now()
+        connection.execute(insert(jobs), [
+            {"kind": RUN, "model_id": model_id, "dataset_id": dataset_id, "state": QUEUED,
+             "attempts": 0, "created": created} for model_id, dataset_id in pairs])
+
+
 def submit(connection: Connection, task_id: int, team_id: int, model: str, dataset_id: int,
            data: bytes) -> Tuple[int, int]:
     """Record a submission of a team's model (made on its first submission) and queue
@@ -213,14 +273,25 @@ def submit(connection: Connection, task_id: int, team_id: int, model: str, datas
                                        ).scalar_one()
         raise NotYours(f"the model {model!r} belongs to team {owner.name!r}; team "
                        f"{submitter!r} submits only its own models")
+    return add_submission(connection, task_id, owner.id, dataset_id, data)
+
+
+def add_submission(connection: Connection, task_id: int, model_id: int, dataset_id: int,
+                   data: bytes, throughput: Optional[float] = None,
+                   memory: Optional[float] = None) -> Tuple[int, int]:
+    """Record predictions of a model on a dataset (with what the server measured, if
+    its run made them) and queue their scoring under every metric of the task;
+    (the submission's id, jobs queued). Predictions are kept once however often they
+    come."""
     digest = content_hash(data)
     insert_new(connection, predictions, {"content_hash": digest, "data": data,
                                          "created": now()}, ["content_hash"])
     predictions_id = connection.execute(select(predictions.c.id).where(
         predictions.c.content_hash == digest)).scalar_one()
     submission_id = connection.execute(insert(submissions).values(
-        model_id=owner.id, dataset_id=dataset_id, predictions_id=predictions_id,
-        created=now()).returning(submissions.c.id)).scalar_one()
+        model_id=model_id, dataset_id=dataset_id, predictions_id=predictions_id,
+        throughput=throughput, memory=memory, created=now()).returning(submissions.c.id)
+    ).scalar_one()
     metric_ids = [metric.id for metric in task_metrics(connection, task_id)]
     _queue(connection, [(submission_id, metric_id) for metric_id in metric_ids])
     return int(submission_id), len(metric_ids)
@@ -264,7 +335,8 @@ def task_version(connection: Connection, task_id: int) -> Tuple[Any, ...]:
 def model(connection: Connection, task_id: int, name: str) -> Row:
     """A model of a task, with its team's name, or Missing."""
     found = connection.execute(
-        select(models.c.id, models.c.name, teams.c.name.label("team"))
+        select(models.c.id, models.c.name, models.c.command, models.c.timeout,
+               teams.c.name.label("team"))
         .join(teams, teams.c.id == models.c.team_id)
         .where(models.c.task_id == task_id, models.c.name == name)).first()
     if found is None:
@@ -275,7 +347,8 @@ def model(connection: Connection, task_id: int, name: str) -> Row:
 _SUBMISSION = select(
     submissions.c.id, submissions.c.created, submissions.c.predictions_id,
     submissions.c.dataset_id, models.c.name.label("model"), teams.c.name.label("team"),
-    datasets.c.name.label("dataset"), models.c.task_id,
+    datasets.c.name.label("dataset"), models.c.task_id, submissions.c.throughput,
+    submissions.c.memory,
 ).join(models, models.c.id == submissions.c.model_id).join(
     teams, teams.c.id == models.c.team_id).join(
     datasets, datasets.c.id == submissions.c.dataset_id)
@@ -349,9 +422,33 @@ def job_states(connection: Connection, submission_ids: Sequence[int]) -> Dict[Tu
 def job_counts(connection: Connection, task_id: Optional[int] = None) -> Dict[str, int]:
     """Jobs by state, of one task or of all."""
     query = select(jobs.c.state, func.count()).group_by(jobs.c.state)
-    if task_id is not None:
-        query = query.join(metrics, metrics.c.id == jobs.c.metric_id).where(
-            metrics.c.task_id == task_id)
+    if task_id is not None:  # a scoring job's task is its metric's, a run's its model's
+        query = query.outerjoin(metrics, metrics.c.id == jobs.c.metric_id).outerjoin(
+            models, models.c.id == jobs.c.model_id).where(
+            or_(metrics.c.task_id == task_id, models.c.task_id == task_id))
     counts = {state: 0 for state in (QUEUED, RUNNING, DONE, FAILED)}
     counts.update({state: int(count) for state, count in connection.execute(query)})
     return counts
+
+
+def model_runs(connection: Connection, model_id: int) -> List[Row]:
+    """A model's runs, one a dataset: their state and message, and what they measured
+    (from the submission a run made)."""
+    return list(connection.execute(
+        select(jobs.c.id, jobs.c.state, jobs.c.message, jobs.c.started, jobs.c.finished,
+               jobs.c.submission_id, datasets.c.name.label("dataset"),
+               submissions.c.throughput, submissions.c.memory)
+        .join(datasets, datasets.c.id == jobs.c.dataset_id)
+        .outerjoin(submissions, submissions.c.id == jobs.c.submission_id)
+        .where(jobs.c.kind == RUN, jobs.c.model_id == model_id).order_by(jobs.c.id)))
+
+
+def dataset_runs(connection: Connection, dataset_id: int) -> Dict[str, Row]:
+    """The runs of models on a dataset, by model."""
+    found = connection.execute(
+        select(jobs.c.id, jobs.c.state, jobs.c.message, jobs.c.submission_id,
+               models.c.name.label("model"), teams.c.name.label("team"))
+        .join(models, models.c.id == jobs.c.model_id)
+        .join(teams, teams.c.id == models.c.team_id)
+        .where(jobs.c.kind == RUN, jobs.c.dataset_id == dataset_id))
+    return {row.model: row for row in found}

@@ -203,10 +203,10 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
     entries = dataset["entries"]
     cells = {(entry["model"], entry["metric"]): entry for entry in entries}
     columns = [Column(f"m{number}", names[metric["metric"]], metric["metric"],
-                      bool(metric["higher_is_better"]),
-                      decimals([entry["score"] for entry in entries
-                                if entry["metric"] == metric["metric"]
-                                and entry["score"] is not None], 1))
+                      bool(metric["higher_is_better"]), metric.get("decimals") or decimals(
+                          [entry["score"] for entry in entries
+                           if entry["metric"] == metric["metric"]
+                           and entry["score"] is not None], 1))
                for number, metric in enumerate(metrics)]
     lines = []
     for index, model in enumerate(dict.fromkeys(entry["model"] for entry in entries)):
@@ -243,6 +243,9 @@ def _cell(column: Column, entry: Optional[Mapping[str, Any]]) -> Cell:
                     f"{fixed(entry['score'], places, 'n/a')} ± …")
     if entry["status"] != DONE:
         return Cell(column.key, entry["status"], None, entry["status"], entry["message"])
+    if entry["half_width"] is None:  # measured once (throughput, memory): no interval
+        return Cell(column.key, DONE, entry["score"], fixed(entry["score"], places, "n/a"),
+                    rank=entry["rank"])
     return Cell(column.key, DONE, entry["score"],
                 f"{fixed(entry['score'], places, 'n/a')} ± "
                 f"{fixed(entry['half_width'], places, 'n/a')}", rank=entry["rank"])
