@@ -155,7 +155,7 @@ def test_messages_below_the_command_line_name_parameters_not_options():
 
 SERVICE = [["errors"], ["names", "paths"], ["schema"], ["database", "migrations"],
            ["store"], ["jobstore", "auth", "loaded", "workers", "cache", "client"],
-           ["standings"], ["boards", "jobs"], ["exports"], ["context"],
+           ["standings", "measured"], ["boards", "jobs"], ["exports"], ["context"],
            ["actions", "deps", "views"], ["forms"], ["api", "pages"], ["app"], ["server"]]
 """The service's rooms, lowest first (ARCHITECTURE.md): the routes (api, pages) reach the
 service through its dependencies (deps), write through the actions and read through the

@@ -3,6 +3,7 @@ and writes a reply a line, run on a dataset's examples; every reply checked, eve
 failure naming the example (and the key), the model stopped group and all, and what
 the run measured (throughput, peak memory)."""
 
+import json
 import os
 import sys
 import textwrap
@@ -39,8 +40,8 @@ def test_a_model_replies_to_every_example_in_order(tmp_path):
     assert [reply["id"] for reply in run.replies] == [key for key, _ in EXAMPLES]
     assert run.replies[4] == {"id": "ex5", "pred": "5", "prob": [0.25, 0.75]}
     assert run.throughput > 0 and 0 < run.memory_gib < 1
-    assert run.predictions_jsonl().decode().splitlines()[0] == (
-        '{"id": "ex1", "pred": "1", "prob": [0.25, 0.75]}')
+    assert [json.loads(line) for line in run.predictions_jsonl().decode().splitlines()] == (
+        run.replies)
 
 
 @pytest.mark.parametrize("fault, said", [

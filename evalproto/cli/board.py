@@ -138,7 +138,8 @@ def add_dataset(task: str, dataset: str, file: str, round_: Optional[int], serve
     shown_round = f", round {found['round']}" if found["round"] is not None else ""
     references = "reference" if found["nrefs"] == 1 else "references"
     each = "each" if isinstance(found["nrefs"], int) else "(a varying number)"
-    runs = f"; {_count(found['runs'], 'run')} of its models queued" if found["runs"] else ""
+    runs = (f"; {_count(found['runs'], 'run')} of the task's models queued" if found["runs"]
+            else "")
     click.echo(f"Dataset {found['dataset']} of task {found['task']}: {found['examples']} "
                f"examples, {found['nrefs']} {references} {each}{tags}{shown_round}{runs}.")
 

@@ -46,7 +46,8 @@ def measured_entries(base: Dict[str, Any], row: Row) -> List[Dict[str, Any]]:
 def rank_measured(entries: Sequence[Dict[str, Any]]) -> None:
     """Give each measured entry its rank among the models (equal values share it)."""
     for name, (_, higher, _) in MEASURED.items():
-        scored = [entry for entry in entries if entry["metric"] == name]
+        scored = [entry for entry in entries
+                  if entry["metric"] == name and entry["score"] is not None]
         values = sorted((entry["score"] for entry in scored), reverse=higher)
         for entry in scored:
             first = values.index(entry["score"]) + 1

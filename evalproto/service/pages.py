@@ -155,8 +155,11 @@ def _model_text(service: Service, task: str, model: str, version: Tuple[Any, ...
         if shown is not None:
             datasets.append(shown)
     current = {shown.line.submission for shown in datasets}
-    return render("model.html", task=task, model=model, team=history["team"],
-                  datasets=datasets, names=metric_names(board["metrics"]), current=current,
+    runs = [dict(run, finished=_time(run["finished"])) for run in history["runs"]]
+    return render("model.html", task=task, model=model, team=history["team"], runs=runs,
+                  timeout=history["timeout"], datasets=datasets,
+                  names=metric_names([metric for metric in board["metrics"]
+                                      if metric["kind"] != "measured"]), current=current,
                   history=[dict(record, submitted=record["submitted"].replace("T", " "))
                            for record in history["submissions"]])
 

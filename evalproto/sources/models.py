@@ -15,18 +15,18 @@ names the example (and the key).
 
 from __future__ import annotations
 
-import json
 import os
-import queue
+import selectors
 import shlex
-import threading
 import time
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
+
+import msgspec
 
 from evalproto.base import processes
 from evalproto.base.errors import EvalprotoError, SetupError
-from evalproto.wire.protocol import LineTooLong, arrived_lines
+from evalproto.wire.protocol import MAX_LINE_BYTES, LineTooLong
 
 MEMORY_EVERY = 0.01
 """Seconds between two readings of the model's memory (a peak shorter than this may
@@ -65,8 +65,8 @@ class ModelRun:
 
     def predictions_jsonl(self) -> bytes:
         """The replies as a predictions file, as a team would submit it."""
-        return "".join(json.dumps(reply, ensure_ascii=False) + "\n"
-                       for reply in self.replies).encode("utf-8")
+        encode = msgspec.json.Encoder().encode
+        return b"".join(encode(reply) + b"\n" for reply in self.replies)
 
 
 def model_argv(command: str) -> List[str]:
@@ -86,13 +86,15 @@ def run_model(command: str, examples: Sequence[Example], output_keys: Sequence[s
     the longest wait for any one reply, in seconds (None: no limit)."""
     argv = model_argv(command)
     environment = {name: value for name, value in os.environ.items() if name not in HIDDEN}
+    encode = msgspec.json.Encoder().encode
+    given = b"".join(encode({"id": key, **inputs}) + b"\n" for key, inputs in examples)
     began = time.monotonic()
     try:
         process = processes.spawn(argv, env=environment)
     except OSError as exc:
         problem = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise ModelError(f"cannot start the model {command!r}: {problem}") from None
-    run = _Running(process, command)
+    run = _Running(process, command, given)
     try:
         replies = run.replies(examples, output_keys, timeout)
         seconds = time.monotonic() - began
@@ -100,94 +102,139 @@ def run_model(command: str, examples: Sequence[Example], output_keys: Sequence[s
         run.finish()
         return ModelRun(replies, seconds, run.peak)
     finally:
-        run.stop()
+        processes.end(process)
 
 
 class _Running:
-    """A model's process while it runs: its input written by a thread, its output read
-    by another, its stderr's tail kept, its memory read every MEMORY_EVERY seconds."""
+    """A model's process while it runs, in one loop (no thread): its input written as
+    its pipe takes it, its replies read and checked as they come, the tail of its
+    stderr kept, and its memory read every MEMORY_EVERY seconds."""
 
-    def __init__(self, process: Any, command: str) -> None:
+    def __init__(self, process: Any, command: str, given: bytes) -> None:
         self.process = process
         self.command = command
-        self.lines: queue.Queue[Optional[List[Any]]] = queue.Queue()
-        self.received: List[Any] = []
-        self.ended = False
+        self.pending = memoryview(given)  # the input not written yet
+        self.lines: List[Any] = []  # complete lines not taken yet
+        self.partial = bytearray()  # the start of a line
+        self.ended = False  # the model's output has ended
         self.stderr_tail = b""
         self.peak = 0
-        self.stopping = threading.Event()
-        for target, stream in ((self._read, process.stdout), (self._drain, process.stderr)):
-            threading.Thread(target=target, args=(stream,), daemon=True).start()
-        self.sampler = threading.Thread(target=self._sample, daemon=True)
-        self.sampler.start()
+        self.selector = selectors.DefaultSelector()
+        self.reading_at = time.monotonic()
+        for stream, events in ((process.stdin, selectors.EVENT_WRITE),
+                               (process.stdout, selectors.EVENT_READ),
+                               (process.stderr, selectors.EVENT_READ)):
+            os.set_blocking(stream.fileno(), False)
+            self.selector.register(stream.fileno(), events, stream)
+        if not given:
+            self._close_input()
 
     def replies(self, examples: Sequence[Example], output_keys: Sequence[str],
                 timeout: Optional[float]) -> List[Dict[str, Any]]:
-        writer = threading.Thread(target=self._write, args=(examples,), daemon=True)
-        writer.start()
+        """Each example's reply, checked, in order."""
         replies = []
         for number, (key, _) in enumerate(examples, 1):
-            line = self._next(timeout, number, key)
+            line = self._next(timeout, f"example {number} (id {key!r})")
             replies.append(self._checked(line, number, key, output_keys))
         return replies
 
-    def _write(self, examples: Sequence[Example]) -> None:
-        stdin = self.process.stdin
-        try:
-            for key, inputs in examples:
-                stdin.write(json.dumps({"id": key, **inputs}, ensure_ascii=False
-                                       ).encode("utf-8") + b"\n")
-            stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass  # the model exited: its replies say so
+    def _next(self, timeout: Optional[float], where: str) -> Any:
+        """The model's next line, or its run's failure."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.lines:
+            if self.ended:
+                self._fail(f"{where}: the model's output ended before its reply "
+                           f"({self._exit_status()})")
+            if deadline is not None and time.monotonic() >= deadline:
+                self._fail(f"{where}: no reply within {timeout:g} s (the model's "
+                           f"--timeout); the model was stopped")
+            self._turn(deadline)
+        return self.lines.pop(0)
 
-    def _read(self, stdout: BinaryIO) -> None:
-        for batch in arrived_lines(stdout):
-            self.lines.put(batch)
-        stdout.close()
-        self.lines.put(None)
-
-    def _drain(self, stderr: BinaryIO) -> None:
-        while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
-            self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
-        stderr.close()
-
-    def _sample(self) -> None:
-        while not self.stopping.wait(MEMORY_EVERY):
+    def _turn(self, deadline: Optional[float]) -> None:
+        """Wait for the pipes (until the next reading of the memory, or `deadline`),
+        and move what they allow."""
+        now = time.monotonic()
+        wait = self.reading_at + MEMORY_EVERY - now
+        if deadline is not None:
+            wait = min(wait, deadline - now)
+        for selected, _ in self.selector.select(max(0.0, wait)):
+            stream = selected.data
+            if stream is self.process.stdin:
+                self._write()
+            elif stream is self.process.stdout:
+                self._read()
+            else:
+                self._read_stderr()
+        if time.monotonic() >= self.reading_at + MEMORY_EVERY:
             self.read_memory()
+
+    def _write(self) -> None:
+        try:
+            written = os.write(self.process.stdin.fileno(), self.pending[:1 << 16])
+        except BlockingIOError:
+            return
+        except OSError:  # the model closed its input (it exited): its replies say so
+            written = len(self.pending)
+        self.pending = self.pending[written:]
+        if not self.pending:
+            self._close_input()
+
+    def _close_input(self) -> None:
+        """The end of the input: the model exits once it has replied to all."""
+        if self.process.stdin.fileno() in self.selector.get_map():
+            self.selector.unregister(self.process.stdin.fileno())
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        try:
+            chunk = os.read(stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.selector.unregister(stdout.fileno())
+            self.ended = True
+            if self.partial:  # a last line without its newline
+                self.lines.append(bytes(self.partial))
+                self.partial.clear()
+            return
+        *complete, rest = (bytes(self.partial) + chunk).split(b"\n")
+        self.lines.extend(LineTooLong() if len(line) > MAX_LINE_BYTES else line
+                          for line in complete)
+        self.partial[:] = rest
+        if len(self.partial) > MAX_LINE_BYTES:
+            self.lines.append(LineTooLong())
+            self.partial.clear()
+
+    def _read_stderr(self) -> None:
+        stderr = self.process.stderr
+        try:
+            chunk = os.read(stderr.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.selector.unregister(stderr.fileno())
+        self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
 
     def read_memory(self) -> None:
         """The peak so far: the most the process tree held at once at a reading, or the
         most the model's own process ever held, which Linux keeps."""
         pid = self.process.pid
         self.peak = max(self.peak, processes.tree_memory(pid), processes.peak_memory(pid))
-
-    def _next(self, timeout: Optional[float], number: int, key: str) -> Any:
-        """The model's next line, or its run's failure."""
-        while not self.received and not self.ended:
-            try:
-                batch = self.lines.get(timeout=timeout)
-            except queue.Empty:
-                self._fail(f"example {number} (id {key!r}): no reply within {timeout:g} s "
-                           f"(the model's --timeout); the model was stopped")
-            if batch is None:
-                self.ended = True
-            else:
-                self.received.extend(batch)
-        if not self.received:
-            status = self._exit_status()
-            self._fail(f"example {number} (id {key!r}): the model's output ended before "
-                       f"its reply ({status})")
-        return self.received.pop(0)
+        self.reading_at = time.monotonic()
 
     def _checked(self, line: Any, number: int, key: str,
                  output_keys: Sequence[str]) -> Dict[str, Any]:
         where = f"example {number} (id {key!r})"
         if isinstance(line, LineTooLong):
-            self._fail(f"{where}: the reply is longer than {64} MiB")
+            self._fail(f"{where}: the reply is longer than {MAX_LINE_BYTES >> 20} MiB")
         try:
-            reply = json.loads(line)
-        except (ValueError, RecursionError):
+            reply = msgspec.json.decode(line)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             self._fail(f"{where}: the reply is not JSON: {_shown(line)}")
         if not isinstance(reply, dict):
             self._fail(f"{where}: the reply is not a JSON object: {_shown(line)}")
@@ -205,24 +252,13 @@ class _Running:
         return {"id": key, "pred": reply["pred"], **{name: reply[name] for name in output_keys}}
 
     def finish(self) -> None:
-        """End the model's input and check that it exits cleanly, having said nothing
+        """Check that the model, its input ended, exits cleanly, having said nothing
         more."""
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
         deadline = time.monotonic() + EXIT_SECONDS
-        while not self.ended and time.monotonic() < deadline:
-            try:
-                batch = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if batch is None:
-                self.ended = True
-            else:
-                self.received.extend(batch)
-        if self.received:
-            self._fail(f"the model wrote a line after its last reply: {_shown(self.received[0])}")
+        while not self.ended and not self.lines and time.monotonic() < deadline:
+            self._turn(deadline)
+        if self.lines:
+            self._fail(f"the model wrote a line after its last reply: {_shown(self.lines[0])}")
         status = processes.exit_status(self.process, max(0.0, deadline - time.monotonic()))
         if status is None:
             self._fail(f"the model did not exit within {EXIT_SECONDS:g} s of the end of its "
@@ -234,16 +270,16 @@ class _Running:
         status = processes.exit_status(self.process, EXIT_SECONDS)
         return "still running" if status is None else f"exit status {status}"
 
-    def _fail(self, problem: str) -> Any:
-        self.stop()
+    def _fail(self, problem: str) -> NoReturn:
+        try:  # what the model said on its way out
+            while chunk := os.read(self.process.stderr.fileno(), 1 << 16):
+                self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
+        except (OSError, ValueError):  # nothing more, for now
+            pass
+        processes.end(self.process)
         tail = self.stderr_tail.decode("utf-8", "replace").strip()
         raise ModelError(f"model {self.command!r}: {problem}; stderr: "
                          f"{tail[-500:] if tail else '(empty)'}")
-
-    def stop(self) -> None:
-        """Stop the model, group and all, and its memory's readings."""
-        self.stopping.set()
-        processes.end(self.process)
 
 
 def _shown(line: Any) -> str:
