@@ -35,6 +35,8 @@ _NAMES: Dict[str, Tuple[str, str]] = {
     "format_lm_text": ("evalproto.reports.lm", "format_text"),
     "format_lm_comparison": ("evalproto.reports.lm", "format_comparison_text"),
     "format_leaderboard": ("evalproto.api.board", "format_leaderboard"),
+    "format_meta_evaluation": ("evalproto.reports.metaeval", "format_meta_evaluation"),
+    "system_name": ("evalproto.api.metaeval", "system_name"),
     # stats files
     "file_stats": ("evalproto.api.files", "file_stats"),
     "import_scores": ("evalproto.api.statsfiles", "import_scores"),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -150,12 +150,17 @@ def _pairs_of(rows: Rows, begin: int, end: int) -> Tuple[np.ndarray, np.ndarray]
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
+MOST_PAIRS = 20_000_000
+"""The most pairs tie calibration sorts (about 1 GB): more is a usage error that asks for
+a sample rate."""
+
+
 def _sampled_pairs(rows: Rows, sample_rate: float, random: Optional[np.random.RandomState]
-                   ) -> Tuple[np.ndarray, np.ndarray]:
-    """The pairs that tie calibration looks at: all, or each with probability
-    `sample_rate`, drawn as tau_optimization draws them (np.random.random() <= rate for
-    each pair in turn), a bounded number of pairs at a time."""
-    firsts, seconds = [], []
+                   ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """The pairs that tie calibration looks at, a bounded number at a time: all, or each
+    with probability `sample_rate`, drawn as tau_optimization draws them
+    (np.random.random() <= rate for each pair in turn)."""
+    stream = random if random is not None else legacy_stream(None)
     row = 0
     while row < rows.count:
         end, pairs = row, 0
@@ -164,13 +169,10 @@ def _sampled_pairs(rows: Rows, sample_rate: float, random: Optional[np.random.Ra
             end += 1
         first, second = _pairs_of(rows, row, end)
         if sample_rate < 1:
-            stream = random if random is not None else legacy_stream(None)
             kept = stream.random_sample(len(first)) <= sample_rate
             first, second = first[kept], second[kept]
-        firsts.append(first)
-        seconds.append(second)
+        yield first, second
         row = end
-    return np.concatenate(firsts), np.concatenate(seconds)
 
 
 def tie_calibration(human: np.ndarray, metric: np.ndarray, variant: str = "acc23",
@@ -183,30 +185,40 @@ def tie_calibration(human: np.ndarray, metric: np.ndarray, variant: str = "acc23
         raise UsageProblem(f"tie calibration optimises tau23 or acc23, not {variant!r}")
     # tau_optimization leaves out a cell without a human or without a metric score
     rows = rows_of(np.where(np.isnan(metric), np.nan, human), average_by)
+    lengths = rows.lengths.astype(np.int64)
+    expected = float(np.sum(lengths * (lengths - 1) // 2)) * sample_rate
+    if expected > MOST_PAIRS:
+        most = MOST_PAIRS / expected * sample_rate
+        places = 2 - math.floor(math.log10(most))  # three significant digits, rounded down
+        raise UsageProblem(f"tie calibration averaged by {average_by} would sort "
+                           f"{expected:,.0f} pairs, more than {MOST_PAIRS:,}: choose a "
+                           f"`sample_rate` of {math.floor(most * 10 ** places) / 10 ** places:g}"
+                           f" or less, or average by item")
     scores = metric.ravel()[rows.cells]
-    first, second = _sampled_pairs(rows, sample_rate, random)
-    row_of_cell = np.repeat(np.arange(rows.count), rows.lengths)
-    row = row_of_cell[first]
+    row_of_cell = np.repeat(np.arange(rows.count, dtype=np.int32), rows.lengths)
+    parts = []
+    for first, second in _sampled_pairs(rows, sample_rate, random):
+        human_tie = rows.human[first] == rows.human[second]
+        difference = scores[first] - scores[second]
+        same = (difference > 0) == (rows.human[first] > rows.human[second])
+        kind = np.where(difference == 0, np.where(human_tie, 4, 2),
+                        np.where(human_tie, 3, np.where(same, 0, 1))).astype(np.int8)
+        # the kind of the pair made a metric tie
+        tied = np.where(human_tie, 4, 2).astype(np.int8)
+        parts.append((row_of_cell[first], kind, tied, np.abs(difference)))
+    row, kind, tied, distance = (np.concatenate([part[column] for part in parts])
+                                 for column in range(4))
     pairs_per_row = np.bincount(row, minlength=rows.count)
     counted = pairs_per_row > 0
     if not counted.any():
         return Calibration(np.array([0.0]), np.array([math.nan]), 0.0, math.nan)
-    human_tie = rows.human[first] == rows.human[second]
-    difference = scores[first] - scores[second]
-    metric_tie = difference == 0
-    same = (difference > 0) == (rows.human[first] > rows.human[second])
-    kind = np.where(metric_tie, np.where(human_tie, 4, 2),
-                    np.where(human_tie, 3, np.where(same, 0, 1)))
     numerator = np.asarray(_TIE_SCORES[variant])
-    tied = np.where(human_tie, 4, 2)  # the kind of a pair made a metric tie
-    denominators = pairs_per_row[row].astype(np.float64)
     base = np.bincount(row, weights=numerator[kind], minlength=rows.count)
     start = float(np.sum(base[counted] / pairs_per_row[counted]))
-    distance = np.abs(difference)
     order = np.argsort(distance, kind="stable")
-    change = ((numerator[tied] - numerator[kind]) / denominators)[order]
-    totals = start + np.cumsum(change)
+    totals = start + np.cumsum(((numerator[tied] - numerator[kind]) / pairs_per_row[row])[order])
     sorted_distance = distance[order]
+    del order
     last = np.flatnonzero(np.append(sorted_distance[1:] != sorted_distance[:-1], True))
     thresholds, values = sorted_distance[last], totals[last]
     if len(thresholds) == 0 or thresholds[0] != 0.0:
@@ -214,7 +226,13 @@ def tie_calibration(human: np.ndarray, metric: np.ndarray, variant: str = "acc23
     values = values / np.count_nonzero(counted)
     # the first best: values that differ only by the rounding of the running sum are equal
     best = int(np.flatnonzero(values >= np.max(values) - 1e-12)[0])
-    return Calibration(thresholds, values, float(thresholds[best]), float(values[best]))
+    epsilon = float(thresholds[best])
+    # its value again, row by row as acc23 (tau23) with this epsilon averages them, so
+    # that equal values are equal to the bit
+    final = np.where(distance <= epsilon, tied, kind)
+    numerators = np.bincount(row, weights=numerator[final], minlength=rows.count)
+    value = float(np.mean(numerators[counted] / pairs_per_row[counted]))
+    return Calibration(thresholds, values, epsilon, value)
 
 
 # -- soft pairwise accuracy ---------------------------------------------------------
@@ -286,6 +304,9 @@ class EarlyStop:
     block_size: int = 1000
     early_min: float = 0.02
     early_max: float = 0.5
+
+
+DEFAULT_EARLY_STOP = EarlyStop()
 
 
 @dataclass
@@ -360,7 +381,7 @@ class _Pce:
 
 
 def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, how: Measure,
-              resamples: int = 1000, early_stop: EarlyStop = EarlyStop(),
+              resamples: int = 1000, early_stop: EarlyStop = DEFAULT_EARLY_STOP,
               random: Optional[np.random.RandomState] = None) -> PermutationTest:
     """PERM-BOTH (mt-metrics-eval's PermutationSigDiff): whether metric 2 agrees with
     people significantly better than metric 1. Both metrics' scores are z-scored, then
@@ -511,7 +532,7 @@ class MetricComparison:
 
 
 def compare_metrics(human: np.ndarray, metrics: Dict[str, np.ndarray], how: Measure,
-                    resamples: int = 0, early_stop: EarlyStop = EarlyStop(),
+                    resamples: int = 0, early_stop: EarlyStop = DEFAULT_EARLY_STOP,
                     seed: Optional[int] = None, level: float = SIGNIFICANCE_LEVEL
                     ) -> MetricComparison:
     """mt-metrics-eval's CompareMetrics: each metric's value (in the given order, which
