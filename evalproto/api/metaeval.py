@@ -7,7 +7,7 @@ metrics, and on Open-Assistant's rankings of replies.
     >>> human = evalproto.read_score_file("tests/data/mqm21/en-de.mqm.seg.score")
     >>> chrf = evalproto.read_score_file("tests/data/mqm21/en-de.chrf.seg.score")
     >>> evalproto.meta_evaluate(human, {"chrF": chrf}, "kendall", "item")["chrF"].value
-    0.19...
+    0.149245711143282
 """
 
 from __future__ import annotations

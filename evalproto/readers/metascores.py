@@ -45,7 +45,10 @@ class Scores:
 
 
 def read_score_file(path: str) -> Scores:
-    """An mt-metrics-eval score file (`SYSTEM<TAB>SCORE` a line; `None`: missing)."""
+    """An mt-metrics-eval score file (`SYSTEM<TAB>SCORE` a line, each system's segments
+    in order; `None`: missing): `.by_system` maps each system to its scores, in order
+    (None where missing), and `.lines` to their line numbers. A line that is not a
+    system and a number or None is an InputError that names it."""
     lines = split_lines(path, read_bytes(path))
     if not lines:
         raise InputError(f"{path}: file is empty; expected SYSTEM<TAB>SCORE lines")

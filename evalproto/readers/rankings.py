@@ -70,7 +70,9 @@ def _judgement(message: Dict[str, Any], label: Optional[str], where: str) -> Opt
 
 def read_oasst_replies(path: str, label: Optional[str] = None) -> Replies:
     """Every assistant reply of an Open-Assistant export that has a rank (or, with
-    `label`, that label), grouped by the message it replies to."""
+    `label`, that label), grouped by the message it replies to: `.prompts` (the ids of
+    the messages replied to), `.replies` (each one's judged replies' ids) and `.human`
+    (their scores: minus the rank, or the label's value)."""
     seen: Dict[str, Tuple[Optional[str], Optional[float], int]] = {}
     groups: Dict[str, List[Tuple[str, float]]] = {}
     known = set()
