@@ -7,7 +7,8 @@
 // |y_i - y_j| < threshold (threshold 0: equal scores only); the differences are rounded
 // as Python rounds x_i - x_j, which is what mt-metrics-eval compares. Each row gives
 // seven counts: concordant, discordant, metric ties only, human ties only, ties in both,
-// and the distinct metric and human scores (for tau c).
+// and the distinct metric and human scores (for tau c; the metric's only if asked, in a
+// short row).
 //
 // A short row is counted pair by pair. A long one in O(n log n): its cells in the order
 // of their human scores, the pairs of a cell with those before it split into a prefix
@@ -51,26 +52,56 @@ Py_ssize_t distinct(std::vector<double>& values) {
     return std::unique(values.begin(), values.end()) - values.begin();
 }
 
-void count_short(const double* x, const double* y, Py_ssize_t n, const Ties& ties,
-                 int64_t* out) {
-    int64_t counts[5] = {0, 0, 0, 0, 0};
-    bool metric_seen[SHORT_ROW] = {}, human_seen[SHORT_ROW] = {};  // an equal score before
+// A short row's human side, the same in every resample: for each pair (i < j, i
+// first), -1, 0 or 1 as y_i is clearly below, tied with or clearly above y_j, and the
+// distinct human scores.
+struct ShortHuman {
+    int8_t order[SHORT_ROW * (SHORT_ROW - 1) / 2];
+    int64_t values;
+
+    void set(const double* y, Py_ssize_t n, const Ties& ties) {
+        bool seen[SHORT_ROW] = {};  // an equal score before
+        int8_t* pair = order;
+        for (Py_ssize_t i = 0; i < n; ++i)
+            for (Py_ssize_t j = i + 1; j < n; ++j) {
+                const double dy = y[i] - y[j];
+                seen[j] |= dy == 0;
+                *pair++ = ties.human(std::fabs(dy)) ? 0 : (dy > 0 ? 1 : -1);
+            }
+        values = n - std::count(seen, seen + n, true);
+    }
+};
+
+// Counted without a branch on the scores: ties make branches unpredictable.
+void count_short(const double* x, const ShortHuman& human, Py_ssize_t n, const Ties& ties,
+                 bool distinct, int64_t* out) {
+    int64_t con = 0, dis = 0, metric_only = 0, human_only = 0, both = 0;
+    const int8_t* pair = human.order;
     for (Py_ssize_t i = 0; i < n; ++i) {
-        for (Py_ssize_t j = i + 1; j < n; ++j) {
-            const double dx = x[i] - x[j], dy = y[i] - y[j];
-            metric_seen[j] |= dx == 0;
-            human_seen[j] |= dy == 0;
-            const bool metric_tie = ties.metric(dx), human_tie = ties.human(std::fabs(dy));
-            if (metric_tie && human_tie) ++counts[BOTH_TIES];
-            else if (metric_tie) ++counts[METRIC_TIES];
-            else if (human_tie) ++counts[HUMAN_TIES];
-            else if ((dx > 0) == (dy > 0)) ++counts[CONCORDANT];
-            else ++counts[DISCORDANT];
+        for (Py_ssize_t j = i + 1; j < n; ++j, ++pair) {
+            const double dx = x[i] - x[j];
+            const int64_t tie = ties.metric(dx), human_tie = *pair == 0;
+            const int64_t sign = (dx > 0) - (dx < 0);
+            both += tie & human_tie;
+            metric_only += tie & !human_tie;
+            human_only += !tie & human_tie;
+            con += !tie & (sign == *pair) & !human_tie;
+            dis += !tie & (sign != *pair) & !human_tie;
         }
     }
-    std::copy_n(counts, 5, out);
-    out[METRIC_VALUES] = n - std::count(metric_seen, metric_seen + n, true);
-    out[HUMAN_VALUES] = n - std::count(human_seen, human_seen + n, true);
+    out[CONCORDANT] = con;
+    out[DISCORDANT] = dis;
+    out[METRIC_TIES] = metric_only;
+    out[HUMAN_TIES] = human_only;
+    out[BOTH_TIES] = both;
+    out[HUMAN_VALUES] = human.values;
+    out[METRIC_VALUES] = 0;
+    if (distinct) {
+        bool seen[SHORT_ROW] = {};
+        for (Py_ssize_t i = 0; i < n; ++i)
+            for (Py_ssize_t j = i + 1; j < n; ++j) seen[j] |= x[i] == x[j];
+        out[METRIC_VALUES] = n - std::count(seen, seen + n, true);
+    }
 }
 
 struct Fenwick {
@@ -148,24 +179,30 @@ struct Work {
     const double* metric;
     const double* human;
     const int64_t* starts;
-    Py_ssize_t rows, width;
+    Py_ssize_t rows, width, resamples;
     Ties ties;
+    bool distinct;  // count a short row's distinct metric scores (for tau c)
     int64_t* out;
 
-    // Rows [begin, end) of all resamples, numbered resample * rows + row.
+    // Tasks [begin, end) of row * resamples + resample: a row's resamples one after the
+    // other, so that a short row's human side is worked out once.
     void run(Py_ssize_t begin, Py_ssize_t end) const {
         LongRow long_row;
+        ShortHuman short_human;
+        Py_ssize_t prepared = -1;
         for (Py_ssize_t task = begin; task < end; ++task) {
-            const Py_ssize_t resample = task / rows, row = task % rows;
+            const Py_ssize_t row = task / resamples, resample = task % resamples;
             const int64_t first = starts[row], n = starts[row + 1] - first;
             const double* x = metric + resample * width + first;
             const double* y = human + first;
-            int64_t* into = out + task * COUNTS;
+            int64_t* into = out + (resample * rows + row) * COUNTS;
             if (n < 2) {
                 std::fill_n(into, COUNTS, int64_t(0));
                 into[METRIC_VALUES] = into[HUMAN_VALUES] = n;
             } else if (n <= SHORT_ROW) {
-                count_short(x, y, n, ties, into);
+                if (prepared != row) short_human.set(y, n, ties);
+                prepared = row;
+                count_short(x, short_human, n, ties, distinct, into);
             } else {
                 long_row.count(x, y, n, ties, into);
             }
@@ -173,78 +210,82 @@ struct Work {
     }
 };
 
-bool get(PyObject* object, Py_buffer& view, const char* format, bool writable) {
-    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(object, &view, flags) < 0) return false;
-    const bool whole = std::strcmp(format, "q") == 0;
-    const bool fits = view.itemsize == 8 && view.format &&
-                      (std::strcmp(view.format, format) == 0 ||
-                       (whole && std::strcmp(view.format, "l") == 0));
-    if (!fits) {
-        PyBuffer_Release(&view);
+// A C-contiguous array of 8-byte items (float64 "d" or int64 "q"), released on
+// destruction (with the GIL held: at the end of the call that took it).
+class Buffer {
+  public:
+    Buffer() = default;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() {
+        if (held_) PyBuffer_Release(&view_);
+    }
+
+    // False, with a Python error, if `object` is no such array.
+    bool get(PyObject* object, const char* format, bool writable) {
+        const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(object, &view_, flags) < 0) return false;
+        held_ = true;
+        const bool whole = std::strcmp(format, "q") == 0;
+        if (view_.itemsize == 8 && view_.format &&
+            (std::strcmp(view_.format, format) == 0 ||
+             (whole && std::strcmp(view_.format, "l") == 0)))
+            return true;
         PyErr_Format(PyExc_ValueError, "expected a C-contiguous %s array",
                      whole ? "int64" : "float64");
         return false;
     }
-    return true;
-}
+
+    template <class T>
+    T* data() const { return static_cast<T*>(view_.buf); }
+    Py_ssize_t size() const { return view_.len / 8; }
+
+  private:
+    Py_buffer view_{};
+    bool held_ = false;
+};
 
 PyObject* pair_counts(PyObject*, PyObject* args, PyObject* kwargs) {
     static const char* keywords[] = {"metric", "human", "starts", "epsilon", "threshold", "out",
-                                     "threads", nullptr};
+                                     "threads", "distinct", nullptr};
     PyObject *metric_object, *human_object, *starts_object, *out_object;
     double epsilon, threshold;
     Py_ssize_t threads = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOddO|n:pair_counts",
+    int distinct = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOddO|np:pair_counts",
                                      const_cast<char**>(keywords), &metric_object, &human_object,
-                                     &starts_object, &epsilon, &threshold, &out_object, &threads))
+                                     &starts_object, &epsilon, &threshold, &out_object, &threads,
+                                     &distinct))
         return nullptr;
     if (!(epsilon >= 0) || !(threshold >= 0) || threads < 1) {
         PyErr_SetString(PyExc_ValueError, "epsilon and threshold must be >= 0, threads >= 1");
         return nullptr;
     }
-    Py_buffer metric, human, starts, out;
-    if (!get(metric_object, metric, "d", false)) return nullptr;
-    if (!get(human_object, human, "d", false)) {
-        PyBuffer_Release(&metric);
+    Buffer metric, human, starts, out;
+    if (!metric.get(metric_object, "d", false) || !human.get(human_object, "d", false) ||
+        !starts.get(starts_object, "q", false) || !out.get(out_object, "q", true))
         return nullptr;
-    }
-    if (!get(starts_object, starts, "q", false)) {
-        PyBuffer_Release(&metric);
-        PyBuffer_Release(&human);
-        return nullptr;
-    }
-    if (!get(out_object, out, "q", true)) {
-        PyBuffer_Release(&metric);
-        PyBuffer_Release(&human);
-        PyBuffer_Release(&starts);
-        return nullptr;
-    }
-    const Py_ssize_t width = human.len / 8, rows = starts.len / 8 - 1;
-    const int64_t* bounds = static_cast<const int64_t*>(starts.buf);
-    bool valid = rows >= 0 && width > 0 && metric.len % (width * 8) == 0 && bounds[0] == 0 &&
+    const Py_ssize_t width = human.size(), rows = starts.size() - 1;
+    const int64_t* bounds = starts.data<const int64_t>();
+    bool valid = rows >= 0 && width > 0 && metric.size() % width == 0 && bounds[0] == 0 &&
                  bounds[rows] == width;
     for (Py_ssize_t row = 0; valid && row < rows; ++row) valid = bounds[row] <= bounds[row + 1];
-    const Py_ssize_t resamples = valid ? metric.len / 8 / width : 0;
-    valid = valid && out.len == resamples * rows * COUNTS * 8;
+    const Py_ssize_t resamples = valid ? metric.size() / width : 0;
+    valid = valid && out.size() == resamples * rows * COUNTS;
     // NaN would break the sorts' ordering: every score must be a number.
-    const double* metric_values = static_cast<const double*>(metric.buf);
-    const double* human_values = static_cast<const double*>(human.buf);
+    const double* metric_values = metric.data<const double>();
+    const double* human_values = human.data<const double>();
     for (Py_ssize_t at = 0; valid && at < resamples * width; ++at)
         valid = std::isfinite(metric_values[at]);
     for (Py_ssize_t at = 0; valid && at < width; ++at) valid = std::isfinite(human_values[at]);
     if (!valid) {
-        PyBuffer_Release(&metric);
-        PyBuffer_Release(&human);
-        PyBuffer_Release(&starts);
-        PyBuffer_Release(&out);
         PyErr_SetString(PyExc_ValueError,
                         "pair_counts takes finite scores metric (k, n) and human (n), starts "
                         "(rows + 1, from 0 to n, ascending) and out (k, rows, 7)");
         return nullptr;
     }
-    const Work work{static_cast<const double*>(metric.buf), static_cast<const double*>(human.buf),
-                    bounds, rows, width, Ties{epsilon, threshold}, static_cast<int64_t*>(out.buf)};
+    const Work work{metric_values, human_values, bounds, rows, width, resamples,
+                    Ties{epsilon, threshold}, distinct != 0, out.data<int64_t>()};
     const Py_ssize_t tasks = resamples * rows;
     const Py_ssize_t parts = std::max<Py_ssize_t>(1, std::min(threads, tasks));
     bool failed = false;
@@ -256,7 +297,7 @@ PyObject* pair_counts(PyObject*, PyObject* args, PyObject* kwargs) {
         std::vector<std::thread> helpers;
         try {
             for (Py_ssize_t part = 1; part < parts; ++part) helpers.emplace_back(run_part, part);
-        } catch (const std::system_error&) {
+        } catch (const std::system_error&) {  // no more threads: the rest on this one
             for (Py_ssize_t part = static_cast<Py_ssize_t>(helpers.size()) + 1; part < parts;
                  ++part)
                 run_part(part);
@@ -267,10 +308,6 @@ PyObject* pair_counts(PyObject*, PyObject* args, PyObject* kwargs) {
         failed = true;
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&metric);
-    PyBuffer_Release(&human);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&out);
     if (failed) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
@@ -278,12 +315,14 @@ PyObject* pair_counts(PyObject*, PyObject* args, PyObject* kwargs) {
 PyMethodDef methods[] = {
     {"pair_counts", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(pair_counts)),
      METH_VARARGS | METH_KEYWORDS,
-     "pair_counts(metric, human, starts, epsilon, threshold, out, threads=1) -> None\n\n"
+     "pair_counts(metric, human, starts, epsilon, threshold, out, threads=1, distinct=True)\n"
+     "    -> None\n\n"
      "Sets out[k, r] (int64, 7 counts) to the pair counts of row r of resample k: the cells\n"
      "starts[r]:starts[r + 1] of metric[k] (float64, (k, n)) against those of human (n):\n"
      "concordant, discordant, metric ties only, human ties only, both, and the distinct\n"
      "metric and human scores. A metric tie is |difference| <= epsilon, a human tie an\n"
-     "equal score or |difference| < threshold."},
+     "equal score or |difference| < threshold. distinct=False leaves the distinct metric\n"
+     "scores of rows of 48 cells or fewer at 0 (only tau c needs them)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "evalproto.stats._kendall",

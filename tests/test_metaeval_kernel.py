@@ -25,10 +25,10 @@ def rows_of_lengths(rng, lengths):
     return Rows(starts, np.arange(starts[-1]), human)
 
 
-def kernel_counts(metric, rows, epsilon, threshold, threads=1):
+def kernel_counts(metric, rows, epsilon, threshold, threads=1, distinct=True):
     out = np.empty((metric.shape[0], rows.count, 7), dtype=np.int64)
     KERNEL.pair_counts(np.ascontiguousarray(metric), rows.human, rows.starts, epsilon,
-                       threshold, out, threads=threads)
+                       threshold, out, threads=threads, distinct=distinct)
     return out
 
 
@@ -40,8 +40,16 @@ def test_compiled_counts_equal_the_reference_on_short_and_long_rows(epsilon, thr
     metric = rng.integers(0, 9, (3, rows.starts[-1])) * 0.25
     metric[1] += rng.random(rows.starts[-1])  # mostly distinct
     metric[2, :] = np.round(metric[2, :] * 1e8) / 3.0  # differences that round
-    assert np.array_equal(kernel_counts(metric, rows, epsilon, threshold),
-                          reference_pair_counts(metric, rows, epsilon, threshold))
+    reference = reference_pair_counts(metric, rows, epsilon, threshold)
+    assert np.array_equal(kernel_counts(metric, rows, epsilon, threshold), reference)
+    # without distinct, only short rows' distinct metric scores are left out (as 0)
+    partial = kernel_counts(metric, rows, epsilon, threshold, distinct=False)
+    short = (rows.lengths >= 2) & (rows.lengths <= 48)
+    assert np.array_equal(np.delete(partial, correlation.METRIC_VALUES, axis=2),
+                          np.delete(reference, correlation.METRIC_VALUES, axis=2))
+    assert (partial[:, short, correlation.METRIC_VALUES] == 0).all()
+    assert np.array_equal(partial[:, ~short, correlation.METRIC_VALUES],
+                          reference[:, ~short, correlation.METRIC_VALUES])
 
 
 def test_counts_on_the_mqm_fixture_equal_the_reference():

@@ -85,19 +85,20 @@ def rows_of(human: np.ndarray, average_by: str) -> Rows:
 
 
 def pair_counts(metric: np.ndarray, rows: Rows, epsilon: float = 0.0,
-                threshold: float = 0.0) -> np.ndarray:
+                threshold: float = 0.0, distinct: bool = True) -> np.ndarray:
     """(k, rows, 7) counts of each row's pairs (see native/kendall.cpp) for k resamples of
     the rows' metric scores, `metric` (k, cells) or (cells,): concordant, discordant,
     metric ties only, human ties only, ties in both, distinct metric and human scores. A
     metric tie is |difference| <= epsilon; a human tie equal scores or |difference| <
-    threshold."""
+    threshold. Without `distinct`, the distinct metric scores of a short row may be left
+    at 0 (only tau c needs them)."""
     metric = np.ascontiguousarray(np.atleast_2d(metric), dtype=np.float64)
     if pure_python():
         return reference_pair_counts(metric, rows, epsilon, threshold)
     out = np.empty((metric.shape[0], rows.count, 7), dtype=np.int64)
     compiled("evalproto.stats._kendall").pair_counts(
         metric, rows.human, rows.starts, float(epsilon), float(threshold), out,
-        threads=kernel_threads())
+        threads=kernel_threads(), distinct=distinct)
     return out
 
 
@@ -230,7 +231,8 @@ def row_values(statistic: str, metric: np.ndarray, rows: Rows, epsilon: float = 
         values, weights = correlate(metric, rows.human, rows), np.ones((len(metric), rows.count))
     else:
         counts = pair_counts(metric, rows, epsilon if statistic in ("tau23", "acc23") else 0.0,
-                             threshold if statistic == "kendall-like" else 0.0)
+                             threshold if statistic == "kendall-like" else 0.0,
+                             distinct=statistic == "kendall-c")
         values, weights = kendall_values(statistic, counts, rows.lengths)
     short = rows.lengths[None, :] < 2
     return np.where(short, np.nan, values), np.where(short, 0.0, weights)
