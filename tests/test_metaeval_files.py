@@ -263,6 +263,12 @@ def test_own_metrics_and_files_together_and_systems_named_by_name_equals_file(tm
     assert with_names["chrf"]["value"] == found["chrf"]["value"]
 
 
+def test_an_evaluator_command_scores_as_the_same_metric_in_process():
+    found = values(meta_eval(HUMAN, "-e", "chrf-evaluator", "-m", "chrf", "--refs", *REFS,
+                             "--hyps", *HYPS, "-f", "json"))
+    assert found["chrf-evaluator"]["value"] == found["chrf"]["value"]
+
+
 def test_a_system_mismatch_names_both_files():
     result = meta_eval(HUMAN, "-m", "chrf", "--refs", *REFS, "--hyps", *HYPS[:3])
     assert result.exit_code == 1
