@@ -18,7 +18,8 @@ and scipy of this environment, so that both sides use the same ones.
 The default scenario is issue 39's target: acc23 averaged by item, 15 systems x 1,500
 segments, 200 resamples, at most 1/20 of mt-metrics-eval's time. The table is synthetic
 and MQM-like: human scores from {0, -1, -2, -5, -6, -10, -25} (many ties), 5% of the
-segments unrated, two metrics that follow them with noise.
+segments unrated, two metrics that follow them with about as much noise (so that the
+p-values are neither 0 nor 1).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def table(systems: int, segments: int, seed: int = 39) -> Tuple[np.ndarray, ...]
                        p=[0.45, 0.15, 0.1, 0.12, 0.08, 0.06, 0.04])
     quality = human + rng.normal(0, 3, (systems, segments))
     metric1 = np.round(quality + rng.normal(0, 4, (systems, segments)), 4)
-    metric2 = np.round(quality * 0.9 + rng.normal(0, 4.2, (systems, segments)), 4)
+    metric2 = np.round(quality + rng.normal(0, 4.05, (systems, segments)), 4)
     human[:, rng.random(segments) < 0.05] = np.nan
     return human, metric1, metric2
 
