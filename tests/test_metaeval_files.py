@@ -397,6 +397,18 @@ def test_rankings_in_python_with_scores_in_a_mapping():
                                                      if k != "d1"}})
 
 
+def test_zero_is_a_score_and_a_label_value(tmp_path):
+    zeros = write(tmp_path, "zeros.jsonl", "".join(
+        json.dumps({"message_id": key, "score": 0}) + "\n"
+        for key in ("a1", "a2", "a3", "b1", "b2", "c1", "c2", "d1")))
+    rows = values(meta_eval("--data-format", "oasst", EXPORT, zeros, REWARD, "--label", "spam",
+                            "-f", "json"))
+    # every spam value is 0.0: a constant row has no Pearson correlation, averaged as 0
+    assert rows["zeros"]["value"] == rows["oasst-reward"]["value"] == 0
+    assert values(meta_eval("--data-format", "oasst", EXPORT, zeros, "-f", "json"))[
+        "zeros"]["value"] == 0  # every pair of replies is a scorer's tie
+
+
 def test_a_tree_without_parent_ids_takes_its_parents_from_the_tree(tmp_path):
     text = Path(EXPORT).read_text().replace('"parent_id": "p1", ', "")
     replies = evalproto.read_oasst_replies(write(tmp_path, "e.jsonl", text))

@@ -129,6 +129,11 @@ def _items(scores: Scores) -> int:
     return counts[first]
 
 
+def and_more(missing: Sequence[object]) -> str:
+    """The end of a message about the first of `missing`: how many more there are."""
+    return f" (nor of {len(missing) - 1} more)" if len(missing) > 1 else ""
+
+
 def _scores(count: int) -> str:
     return f"{count} score" + ("" if count == 1 else "s")
 
@@ -149,8 +154,7 @@ def align(human: Scores, metrics: Mapping[str, Scores]) -> Tables:
         missing = [system for system in systems if system not in scores.by_system]
         if missing:
             raise InputError(f"{scores.source} has no scores of system {missing[0]!r}, which "
-                             f"{human.source} scores" +
-                             (f" (nor of {len(missing) - 1} more)" if len(missing) > 1 else ""))
+                             f"{human.source} scores{and_more(missing)}")
         for system in systems:
             values = scores.by_system[system]
             if len(values) != items:

@@ -20,7 +20,7 @@ import numpy as np
 
 from evalproto.base.errors import InputError
 from evalproto.readers.datasets import messages, read_jsonl
-from evalproto.readers.metascores import Tables
+from evalproto.readers.metascores import Tables, and_more
 
 RANK = "rank"
 
@@ -43,6 +43,15 @@ class Replies:
         return sum(len(replies) for replies in self.replies)
 
 
+def _finite(value: Any) -> Optional[float]:
+    """A JSON value as a finite number, or None if it is none (true and false are not
+    numbers)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value):
+        return None
+    return float(value)
+
+
 def _judgement(message: Dict[str, Any], label: Optional[str], where: str) -> Optional[float]:
     """A reply's human score: minus its rank, or its label's value; None if it has none."""
     if label is None:
@@ -61,11 +70,11 @@ def _judgement(message: Dict[str, Any], label: Optional[str], where: str) -> Opt
     found = labels.get(label)
     if found is None:
         return None
-    value = found.get("value") if isinstance(found, dict) else found
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    value = _finite(found.get("value") if isinstance(found, dict) else found)
+    if value is None:
         raise InputError(f"{where}: the label {label!r} must hold a finite 'value', found "
                          f"{found!r}")
-    return float(value)
+    return value
 
 
 def read_oasst_replies(path: str, label: Optional[str] = None) -> Replies:
@@ -123,14 +132,14 @@ def read_message_scores(path: str, replies: Replies) -> Dict[str, float]:
     is an error."""
     scores: Dict[str, float] = {}
     lines: Dict[str, int] = {}
-    for number, row in read_jsonl(path):
-        where = f"{path}: line {number}"
+    for line_number, row in read_jsonl(path):
+        where = f"{path}: line {line_number}"
         key, score = row.get("message_id"), row.get("score")
         if not isinstance(key, str):
             raise InputError(f"{where}: expected {{\"message_id\": \"...\", \"score\": number}}"
                              f", with a string message_id")
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or \
-                not math.isfinite(score):
+        number = _finite(score)
+        if number is None:
             raise InputError(f"{where}: the score of {key!r} must be a finite number, found "
                              f"{score!r}")
         if key in scores:
@@ -138,7 +147,7 @@ def read_message_scores(path: str, replies: Replies) -> Dict[str, float]:
                              f"{lines[key]})")
         if key not in replies.messages:
             raise InputError(f"{where}: message {key!r} is not in {replies.path}")
-        scores[key], lines[key] = float(score), number
+        scores[key], lines[key] = number, line_number
     return check_message_scores(path, scores, replies)
 
 
@@ -149,17 +158,15 @@ def check_message_scores(source: str, scores: Mapping[str, float], replies: Repl
     missing = [key for group in replies.replies for key in group if key not in scores]
     if missing:
         raise InputError(f"{source}: no score of the reply {missing[0]!r}, which "
-                         f"{replies.path} judges" +
-                         (f" (nor of {len(missing) - 1} more)" if len(missing) > 1 else ""))
+                         f"{replies.path} judges{and_more(missing)}")
     checked = {}
     for group in replies.replies:
         for key in group:
-            score = scores[key]
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or \
-                    not math.isfinite(score):
+            number = _finite(scores[key])
+            if number is None:
                 raise InputError(f"{source}: the score of {key!r} must be a finite number, "
-                                 f"found {score!r}")
-            checked[key] = float(score)
+                                 f"found {scores[key]!r}")
+            checked[key] = number
     return checked
 
 

@@ -305,6 +305,12 @@ class EarlyStop:
     early_min: float = 0.02
     early_max: float = 0.5
 
+    def stops(self, count: int, done: int) -> bool:
+        """Whether a test stops after `done` resamples, `count` of them at least the
+        observed difference."""
+        return done % self.block_size == 0 and not (
+            self.early_min <= count / done <= self.early_max)
+
 
 DEFAULT_EARLY_STOP = EarlyStop()
 
@@ -421,10 +427,8 @@ def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, how: 
             count += int(np.count_nonzero(values2 - values1 >= delta))
             draws.append(np.stack([values2, values1], axis=1))
             done += size
-        if done % early_stop.block_size == 0:
-            p_value = count / done
-            if p_value < early_stop.early_min or p_value > early_stop.early_max:
-                break
+        if early_stop.stops(count, done):
+            break
     return PermutationTest(count / done, delta, done, np.concatenate(draws))
 
 
@@ -451,10 +455,8 @@ def _perm_both_calibrated(human: np.ndarray, metric1: np.ndarray, metric2: np.nd
         value2 = value(np.where(swapped, scores2, scores1))
         draws[done - 1] = value2, value1
         count += value2 - value1 >= delta
-        if done % early_stop.block_size == 0:
-            p_value = count / done
-            if p_value < early_stop.early_min or p_value > early_stop.early_max:
-                break
+        if early_stop.stops(count, done):
+            break
     return PermutationTest(count / done, delta, done, draws[:done])
 
 
