@@ -4,7 +4,8 @@ same seeded draws: PERM-BOTH between two metrics (its PermutationSigDiff), timed
 alternating runs, with the ratio of the medians, and the p-values and draws compared.
 
 mt-metrics-eval is not a dependency and its code is never committed here: give a checkout
-of it, outside this repository, with --mtme DIR or MTME_DIR. Get one with
+of it, outside this repository, with --mtme DIR or MTME_DIR, or let --fetch clone one
+into a temporary folder for the run. By hand:
 
     git clone --depth 1 https://github.com/google-research/mt-metrics-eval /tmp/mt-metrics-eval
 
@@ -12,8 +13,8 @@ of it, outside this repository, with --mtme DIR or MTME_DIR. Get one with
 mt_metrics_eval/stats.py, pce.py and tau_optimization.py are imported, with the numpy
 and scipy of this environment, so that both sides use the same ones.
 
-    python bench/metaeval.py --mtme /tmp/mt-metrics-eval            # the issue's scenario
-    python bench/metaeval.py --mtme DIR --all --rounds 5             # every scenario
+    python bench/metaeval.py --fetch                                 # the issue's scenario
+    python bench/metaeval.py --mtme /tmp/mt-metrics-eval --all --rounds 5   # every scenario
 
 The default scenario is issue 39's target: acc23 averaged by item, 15 systems x 1,500
 segments, 200 resamples, at most 1/20 of mt-metrics-eval's time. The table is synthetic
@@ -27,7 +28,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+REPOSITORY = "https://github.com/google-research/mt-metrics-eval"
 HOW_TO_GET = ("mt-metrics-eval's code is needed: git clone --depth 1 "
               "https://github.com/google-research/mt-metrics-eval /tmp/mt-metrics-eval, then "
               "--mtme /tmp/mt-metrics-eval (or MTME_DIR=/tmp/mt-metrics-eval); never "
@@ -76,10 +80,23 @@ def load_theirs(directory: str) -> Any:
     package = Path(directory) / "mt_metrics_eval" / "stats.py"
     if not package.exists():
         sys.exit(f"{directory}: no mt_metrics_eval/stats.py there. {HOW_TO_GET}")
+    commit = subprocess.run(["git", "-C", directory, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True)
+    print(f"mt-metrics-eval: {directory}, commit "
+          f"{commit.stdout.strip() if commit.returncode == 0 else 'unknown (not a git checkout)'}")
     sys.path.insert(0, str(Path(directory).resolve()))
     from mt_metrics_eval import stats  # noqa: E402 - the checkout given
 
     return stats
+
+
+def fetched(into: str) -> str:
+    """A fresh shallow clone of mt-metrics-eval in `into` (a temporary folder)."""
+    target = str(Path(into) / "mt-metrics-eval")
+    cloned = subprocess.run(["git", "clone", "--quiet", "--depth", "1", REPOSITORY, target])
+    if cloned.returncode != 0:
+        sys.exit(f"could not clone {REPOSITORY}. {HOW_TO_GET}")
+    return target
 
 
 def runners(stats: Any, scenario: Scenario, human: np.ndarray, metric1: np.ndarray,
@@ -164,6 +181,8 @@ def main() -> int:
     parser.add_argument("--mtme", default=os.environ.get("MTME_DIR"),
                         help="a checkout of github.com/google-research/mt-metrics-eval "
                              "(default: $MTME_DIR)")
+    parser.add_argument("--fetch", action="store_true",
+                        help="clone mt-metrics-eval into a temporary folder for this run")
     parser.add_argument("--all", action="store_true", help="every scenario, not only issue 39's")
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs of each side")
     parser.add_argument("--systems", type=int, default=15)
@@ -173,17 +192,20 @@ def main() -> int:
                         help="EVALPROTO_KERNEL_THREADS for our kernel (default: every CPU "
                              "the process may use; mt-metrics-eval runs on one)")
     args = parser.parse_args()
-    if not args.mtme:
-        print(HOW_TO_GET, file=sys.stderr)
-        return 2
     if args.threads:
         os.environ["EVALPROTO_KERNEL_THREADS"] = args.threads
-    stats = load_theirs(args.mtme)
-    from evalproto.base.compiled import kernel_threads
+    with tempfile.TemporaryDirectory() as work:
+        if args.fetch:
+            args.mtme = fetched(work)
+        if not args.mtme:
+            print(HOW_TO_GET + "; or --fetch", file=sys.stderr)
+            return 2
+        stats = load_theirs(args.mtme)
+        from evalproto.base.compiled import kernel_threads
 
-    print(f"evalproto's kernel threads: {kernel_threads()}; mt-metrics-eval: {args.mtme}")
-    chosen = SCENARIOS if args.all else SCENARIOS[:1]
-    met = [compare(scenario, stats, args.rounds, args) for scenario in chosen]
+        print(f"evalproto's kernel threads: {kernel_threads()}")
+        chosen = SCENARIOS if args.all else SCENARIOS[:1]
+        met = [compare(scenario, stats, args.rounds, args) for scenario in chosen]
     return 0 if all(met) else 1
 
 
