@@ -613,6 +613,11 @@ def test_impossible_measures_are_refused(options, message):
         me.Measure(**options)
 
 
+def test_pce_without_a_segment_that_every_system_has_is_refused():
+    with pytest.raises(UsageProblem, match="there is none"):
+        me.measure(table(2, [1, None, None, 4]), table(2, [1, 2, 3, 4]), me.Measure("pce"))
+
+
 def test_pce_of_one_system_is_refused():
     with pytest.raises(UsageProblem, match="two systems"):
         me.measure(table(1, [1, 2, 3]), table(1, [1, 2, 3]), me.Measure("pce"))

@@ -269,8 +269,12 @@ def pairwise_p_values(scores: np.ndarray, permutations: int = 1000,
 
 def complete_items(human: np.ndarray) -> np.ndarray:
     """The items that every system has a human score for: soft pairwise accuracy
-    compares whole systems, segment by segment."""
-    return np.flatnonzero(~np.isnan(human).any(axis=0))
+    compares whole systems, segment by segment (a UsageProblem if there is none)."""
+    items = np.flatnonzero(~np.isnan(human).any(axis=0))
+    if not len(items):
+        raise UsageProblem("pce compares systems on the segments that every system has a "
+                           "human score for, and there is none")
+    return items
 
 
 def soft_pairwise_accuracy(human: np.ndarray, metric: np.ndarray, permutations: int = 1000
