@@ -1,6 +1,7 @@
 """The compiled kernels, sources in native/: evalproto.evaluators._native (BLEU, chrF and
 TER statistics), evalproto.stats._resample (bootstrap and approximate randomization
-sums), evalproto.wire._lines (the protocol server's batches of SCORE lines) and
+sums), evalproto.stats._kendall (the pair counts of meta-evaluation's Kendall-style
+statistics), evalproto.wire._lines (the protocol server's batches of SCORE lines) and
 evalproto.readers._lmlog (the per-event loops of LM Challenge logs). The package's
 metadata is in setup.cfg."""
 
@@ -29,6 +30,12 @@ setup(
             language="c++",
             # -O3: the sums' loops are vectorized (and built for wider vectors too).
             extra_compile_args=[*COMPILE_ARGS, "-O3"],
+        ),
+        Extension(
+            "evalproto.stats._kendall",
+            sources=["native/kendall.cpp"],
+            language="c++",
+            extra_compile_args=COMPILE_ARGS,
         ),
         Extension(
             "evalproto.wire._lines",

@@ -50,6 +50,14 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
         "report_corpus", "report_from_stats", "format_report")},
     "Report": ("evalproto.reports.report", "Report"),
     "ReportOptions": ("evalproto.reports.report", "ReportOptions"),
+    # meta-evaluation: metrics against human judgements
+    **{name: ("evalproto.api.metaeval", name) for name in (
+        "meta_evaluate", "meta_eval_files", "williams_test")},
+    **{name: ("evalproto.reports.metaeval", name) for name in (
+        "MetaEvaluation", "MetricAgreement")},
+    "read_score_file": ("evalproto.readers.metascores", "read_score_file"),
+    "read_oasst_replies": ("evalproto.readers.rankings", "read_oasst_replies"),
+    "META_STATISTICS": ("evalproto.stats.metaeval", "STATISTICS"),
     # Dask
     **{name: ("evalproto.api.cluster", name) for name in ("bag_stats", "bag_score")},
     # errors

@@ -22,7 +22,9 @@ PUBLIC = ["load", "Metric", "Score", "info", "registered_evaluators", "describe_
           "compare", "Comparison", "Analysis", "Result", "StatsTable", "DEFAULT_SEED",
           "read_corpus", "read_dataset", "Corpus", "DATA_FORMATS", "score_files",
           "reduce_stats", "lm_score", "LMScore", "lm_compare", "LMComparison", "report_corpus",
-          "report_from_stats", "format_report", "Report", "ReportOptions", "bag_stats",
+          "report_from_stats", "format_report", "Report", "ReportOptions", "meta_evaluate",
+          "MetaEvaluation", "MetricAgreement", "read_score_file", "read_oasst_replies",
+          "meta_eval_files", "williams_test", "META_STATISTICS", "bag_stats",
           "bag_score", "EvalprotoError", "EvaluatorError", "InputError", "SetupError",
           "SpecError", "UsageProblem", "EvaluatorWarning", "InputWarning", "__version__"]
 """The public API, as docs/python.md's reference documents it."""

@@ -74,7 +74,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, str]:
     """Paths by name: the test data, and the files written here."""
     root = tmp_path_factory.mktemp("dropin")
     lines = {name: read_lines(str(DATA / name)) for name in os.listdir(DATA)
-             if not name.endswith(".md")}
+             if not name.endswith(".md") and (DATA / name).is_file()}
     found = {name: str(DATA / name) for name in lines}
     lt22, lan_bridge = lines["de-en.hyp.LT22.en"], lines["de-en.hyp.Lan-Bridge.en"]
     ref_a, ref_b = lines["de-en.ref.A.en"], lines["de-en.ref.B.en"]

@@ -38,6 +38,8 @@ _NAMES: Dict[str, Tuple[str, str]] = {
     # minimum Bayes risk decoding of files
     "mbr_files": ("evalproto.api.mbr", "mbr_files"),
     "format_choices": ("evalproto.reports.choices", "format_choices"),
+    "format_meta_evaluation": ("evalproto.reports.metaeval", "format_meta_evaluation"),
+    "system_name": ("evalproto.api.metaeval", "system_name"),
     # stats files
     "file_stats": ("evalproto.api.files", "file_stats"),
     "import_scores": ("evalproto.api.statsfiles", "import_scores"),

@@ -14,6 +14,7 @@ from evalproto.api import commandline as api
 from evalproto.cli import pipes
 from evalproto.cli.options import (
     CONTEXT,
+    Decimals,
     MetricsCommand,
     WholeNumbers,
     analysis_from,
@@ -38,6 +39,7 @@ from evalproto.cli.options import (
     writes,
 )
 from evalproto.cli.progress import TerminalProgress
+from evalproto.cli.words import GREEDY_FLAGS
 
 LAZY_COMMANDS = {"sacrebleu": "evalproto.cli.sacrebleu", "serve": "evalproto.cli.serve",
                  "board": "evalproto.cli.board", "jsonl": "evalproto.cli.jsonl"}
@@ -519,3 +521,98 @@ def lm_compare(baseline: str, other: str, test: str, samples: int, seed: Optiona
                            if output_format == "json" else
                            api.format_lm_comparison(comparison.rows, baseline, other))
 
+
+
+META_STATISTICS = ("pearson", "spearman", "kendall", "kendall-c", "kendall-like", "tau23",
+                   "acc23", "pairwise-accuracy", "acc23-opt", "tau23-opt", "pce")
+"""evalproto.META_STATISTICS, written out: the command line starts before numpy loads."""
+
+
+class MetaEvalCommand(MetricsCommand):
+    """meta-eval takes every word after --refs and --hyps too, as after -i and -m."""
+
+    greedy = {**GREEDY_FLAGS, "--refs": "--refs", "--hyps": "--hyps"}
+
+
+@main.command("meta-eval", cls=MetaEvalCommand, context_settings=CONTEXT)
+@click.argument("files", nargs=-1, required=True, metavar="HUMAN [METRIC...]")
+@metric_options_with_default("none (only METRIC files)")
+@sacrebleu_flag_options
+@click.option("--refs", multiple=True, metavar="REF...",
+              help="-m metrics: the reference files, one segment per line.")
+@click.option("--hyps", multiple=True, metavar="HYP...",
+              help="-m metrics: each system's output file, a system named by its file name "
+                   "without extension (or NAME=FILE), as the HUMAN file names it.")
+@names_option
+@click.option("--data-format", type=click.Choice(["mt-metrics-eval", "oasst"]),
+              default="mt-metrics-eval", show_default=True,
+              help="mt-metrics-eval: score files of SYSTEM<TAB>SCORE lines (None: missing). "
+                   "oasst: HUMAN is an Open-Assistant export and each METRIC a file of "
+                   '{"message_id", "score"} lines.')
+@click.option("--label", metavar="NAME",
+              help="oasst: judge replies by this label's value (e.g. quality) instead of "
+                   "their rank among siblings.")
+@click.option("--statistic", type=click.Choice(META_STATISTICS), default=None,
+              show_default="pearson; for oasst ranks, pairwise-accuracy",
+              help="How agreement is measured, as mt-metrics-eval defines it.")
+@click.option("--average-by", type=click.Choice(["none", "sys", "item"]), default=None,
+              show_default="none; for oasst ranks, item",
+              help="One row of every score, a row per system, or a row per item (segment).")
+@click.option("--epsilon", type=Decimals(min=0), default=0.0, show_default=True,
+              help="tau23, acc23: metric scores this close are a tie.")
+@click.option("--threshold", type=Decimals(min=0, min_open=True), default=25.0,
+              show_default=True,
+              help="kendall-like: human scores closer than this are not compared (WMT's 25).")
+@click.option("--sample-rate", type=Decimals(min=0, max=1, min_open=True), default=1.0,
+              show_default=True,
+              help="acc23-opt, tau23-opt: the share of pairs that tie calibration samples.")
+@click.option("--replace-nans-with-zeros", is_flag=True,
+              help="Average a row without a value (a constant row's Pearson) as 0 instead "
+                   "of leaving it out.")
+@click.option("--perm-both", type=WholeNumbers(min=0), default=0, show_default=True,
+              metavar="K",
+              help="Test every pair of metrics by PERM-BOTH with K resamples, and rank them "
+                   "in clusters.")
+@seed_option
+@click.option("--block-size", type=WholeNumbers(min=1), default=1000, show_default=True,
+              help="--perm-both's early stop: checked every so many resamples.")
+@click.option("--early-min", type=Decimals(min=0, max=1), default=0.02, show_default=True,
+              help="--perm-both stops early at a p-value below this.")
+@click.option("--early-max", type=Decimals(min=0, max=1), default=0.5, show_default=True,
+              help="--perm-both stops early at a p-value above this.")
+@click.option("--pval", type=Decimals(min=0, max=1), default=0.05, show_default=True,
+              help="The p-value at or below which a metric starts a new rank cluster.")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json", "latex"]),
+              default="text", show_default=True,
+              help="A table, JSON Lines (an object per metric), or a LaTeX table.")
+@output_option
+@click.pass_context
+@reports_errors
+@writes(["output"], reads=["files", "refs", "hyps"])
+def meta_eval(ctx: click.Context, files: Tuple[str, ...], metrics: Tuple[str, ...],
+              evaluators: Tuple[str, ...], timeout: Optional[float], jobs: int,
+              refs: Tuple[str, ...], hyps: Tuple[str, ...], names: Optional[str],
+              data_format: str, label: Optional[str], output_format: str, output: str,
+              **options: Any) -> None:
+    """How well metrics agree with human judgements, as mt-metrics-eval (WMT's Metrics
+    task) measures it, and which agree significantly better (PERM-BOTH).
+
+    HUMAN and each METRIC are mt-metrics-eval score files: SYSTEM<TAB>SCORE a line, each
+    system's segments in order (one line a system for system-level scores), None where
+    there is no human score. -m metrics are scored here, segment by segment, on --hyps
+    against --refs. With --data-format oasst, HUMAN is an Open-Assistant export whose
+    replies are judged by their rank among siblings (or by --label).
+    """
+    specs = metric_specs(ctx, metrics, evaluators) if metrics or evaluators else []
+    hyp_paths, system_names = list(hyps), None
+    if hyps:
+        hyp_paths, given = named_systems(hyps, names)
+        if given is not None:
+            system_names = [name if names is not None or name != path else api.system_name(path)
+                            for name, path in zip(given, hyps)]
+    elif names is not None:
+        raise click.UsageError("--names names the --hyps systems; give --hyps")
+    result = evalproto.meta_eval_files(
+        files, specs, list(refs), hyp_paths, system_names, data_format=data_format,
+        label=label, jobs=jobs, timeout=timeout, **options)
+    api.write_output(output, api.format_meta_evaluation(result, output_format))

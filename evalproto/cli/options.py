@@ -16,7 +16,13 @@ import click
 import evalproto
 from evalproto.api import commandline as api
 from evalproto.cli.metric_flags import SACREBLEU_FLAGS, given_options, options_for
-from evalproto.cli.words import METRIC_FLAGS, UsageMistake, option_values, spread_values
+from evalproto.cli.words import (
+    GREEDY_FLAGS,
+    METRIC_FLAGS,
+    UsageMistake,
+    option_values,
+    spread_values,
+)
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -27,11 +33,14 @@ class MetricsCommand(click.Command):
     do: `-i A B -m bleu chrf`. Every word after -m up to the next option is a metric,
     so a file there is a usage error that says where files go."""
 
+    greedy = GREEDY_FLAGS
+    """The options that take every word after them."""
+
     def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
         takes_value = {name for param in self.params if isinstance(param, click.Option)
                        and not param.is_flag and not param.count for name in param.opts}
         try:
-            args = spread_values(args, takes_value)
+            args = spread_values(args, takes_value, self.greedy)
         except UsageMistake as exc:
             raise click.UsageError(str(exc), ctx) from None
         found = option_values(args, METRIC_FLAGS)

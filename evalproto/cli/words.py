@@ -35,11 +35,14 @@ def option_values(args: Sequence[str], flags: Dict[str, str]) -> List[Tuple[str,
     return found
 
 
-def spread_values(args: Sequence[str], value_options: Set[str]) -> List[str]:
+def spread_values(args: Sequence[str], value_options: Set[str],
+                  greedy: Optional[Dict[str, str]] = None) -> List[str]:
     """sacrebleu's `-i H1 H2 ...` and `-m bleu chrf ter`: every word after -i (or -m) up
     to the next option is a value of its own, given to click as its own `-i` (`-m`).
     A word after the systems and another option is refused: it would otherwise be
-    read as a reference. `value_options` are the command's options that take a value."""
+    read as a reference. `value_options` are the command's options that take a value;
+    `greedy` the options that take every word after them (GREEDY_FLAGS by default)."""
+    greedy = GREEDY_FLAGS if greedy is None else greedy
     words = list(args)
     spread: List[str] = []
     after_inputs = False
@@ -49,11 +52,11 @@ def spread_values(args: Sequence[str], value_options: Set[str]) -> List[str]:
         i += 1
         if word == "--":
             return spread + words[i - 1:]
-        flag = _greedy_flag(word)
+        flag = _greedy_flag(word, greedy)
         if flag is not None and flag in value_options:
             after_inputs = after_inputs or flag == INPUT_FLAGS[0]
             spread.append(word)
-            if word in GREEDY_FLAGS and i < len(words) and not _is_option(words[i]):
+            if word in greedy and i < len(words) and not _is_option(words[i]):
                 spread.append(words[i])  # the option's own value
                 i += 1
             while i < len(words) and not _is_option(words[i]):
@@ -78,12 +81,12 @@ def _is_option(word: str) -> bool:
     return word.startswith("-") and word != "-"
 
 
-def _greedy_flag(word: str) -> Optional[str]:
-    """"-i" or "-m" for a word that is one of them in any spelling (`-i`, `-iA`,
-    `--input`, `--input=A`), else None."""
+def _greedy_flag(word: str, greedy: Dict[str, str]) -> Optional[str]:
+    """"-i" or "-m" (or another of `greedy`) for a word that is one of them in any
+    spelling (`-i`, `-iA`, `--input`, `--input=A`), else None."""
     name = word.partition("=")[0]
-    if name in GREEDY_FLAGS:
-        return GREEDY_FLAGS[name]
-    if not word.startswith("--") and word[:2] in GREEDY_FLAGS:
+    if name in greedy:
+        return greedy[name]
+    if not word.startswith("--") and word[:2] in greedy:
         return word[:2]
     return None

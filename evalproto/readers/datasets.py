@@ -124,8 +124,10 @@ def read_inputs(path: str, keys: Sequence[str], contents: Contents = None
     return examples
 
 
-def _messages(row: Dict[str, Any], path: str, number: int) -> Iterator[Dict[str, Any]]:
-    """Every message of an export row: a message, a {"thread": [...]}, or a tree
+def messages(row: Dict[str, Any], path: str, number: int
+             ) -> Iterator[Tuple[Dict[str, Any], Optional[str]]]:
+    """Every message of an export row, with the message_id of its parent in the row's
+    structure (None for the first): a message, a {"thread": [...]}, or a tree
     {"message_tree_id", "prompt": {..., "replies": [...]}}; each must be an object."""
     def objects(value: Any, field: str) -> List[Dict[str, Any]]:
         if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
@@ -134,17 +136,21 @@ def _messages(row: Dict[str, Any], path: str, number: int) -> Iterator[Dict[str,
         return value
 
     if "thread" in row:
-        yield from objects(row["thread"], "thread")
+        parent = None
+        for message in objects(row["thread"], "thread"):
+            yield message, parent
+            parent = message.get("message_id")
     elif "prompt" in row:
         if not isinstance(row["prompt"], dict):
             raise InputError(f"{path}: line {number}: 'prompt' must be a message object")
-        pending = [row["prompt"]]
+        pending: List[Tuple[Dict[str, Any], Optional[str]]] = [(row["prompt"], None)]
         while pending:
-            message = pending.pop(0)
-            yield message
-            pending.extend(objects(message.get("replies", []), "replies"))
+            message, parent = pending.pop(0)
+            yield message, parent
+            pending.extend((reply, message.get("message_id"))
+                           for reply in objects(message.get("replies", []), "replies"))
     else:
-        yield row
+        yield row, None
 
 
 def read_oasst(ref_path: str, hyp_paths: Sequence[str], hyp_field: str = "pred") -> Corpus:
@@ -152,7 +158,7 @@ def read_oasst(ref_path: str, hyp_paths: Sequence[str], hyp_field: str = "pred")
     JSON Lines), keyed by message_id, its text the reference; groups by language."""
     examples, seen = [], set()
     for number, row in read_jsonl(ref_path):
-        for message in _messages(row, ref_path, number):
+        for message, _ in messages(row, ref_path, number):
             if message.get("role") != "assistant":
                 continue
             key, text = message.get("message_id"), message.get("text")
