@@ -69,12 +69,12 @@ def main() -> None:
         for work in (0.0, 0.001):
             command = [sys.executable, str(model), str(work)]
 
-            def by_hand() -> None:
+            def by_hand(command: List[str] = command) -> None:
                 with open(inputs, "rb") as stream:
                     subprocess.run(command, stdin=stream, stdout=subprocess.DEVNULL,
                                    check=True)
 
-            def runner() -> None:
+            def runner(command: List[str] = command) -> None:
                 run_model(" ".join(command), given, ["prob"], timeout=60)
 
             hand, ran = [], []
