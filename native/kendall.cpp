@@ -84,9 +84,9 @@ void count_short(const double* x, const ShortHuman& human, Py_ssize_t n, const T
             const int64_t sign = (dx > 0) - (dx < 0);
             both += tie & human_tie;
             metric_only += tie & !human_tie;
-            human_only += !tie & human_tie;
-            con += !tie & (sign == *pair) & !human_tie;
-            dis += !tie & (sign != *pair) & !human_tie;
+            human_only += (!tie) & human_tie;
+            con += (!tie) & (sign == *pair) & !human_tie;
+            dis += (!tie) & (sign != *pair) & !human_tie;
         }
     }
     out[CONCORDANT] = con;

@@ -408,8 +408,10 @@ def decode_json_line(path: str, number: int, line: bytes,
     except UnicodeDecodeError as exc:
         decoded_text(path, line, number - 1)  # raises, naming the byte
         raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
-    except msgspec.ValidationError:
-        raise  # JSON, but not of the decoder's type: the caller says what was expected
+    except msgspec.ValidationError as exc:
+        if decode is not None:  # JSON, but not of the decoder's type: the caller says so
+            raise
+        raise InputError(f"{path}: line {number}: not JSON: {exc}") from None  # 1e999
     except (msgspec.DecodeError, RecursionError) as exc:
         if not line.isascii():  # a byte that is not UTF-8 is said as such first
             decoded_text(path, line, number - 1)
