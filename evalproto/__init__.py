@@ -58,6 +58,8 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "read_score_file": ("evalproto.readers.metascores", "read_score_file"),
     "read_oasst_replies": ("evalproto.readers.rankings", "read_oasst_replies"),
     "META_STATISTICS": ("evalproto.stats.metaeval", "STATISTICS"),
+    # Dynabench's Dynascore
+    "dynascore": ("evalproto.api.dynaboard", "dynascore"),
     # Dask
     **{name: ("evalproto.api.cluster", name) for name in ("bag_stats", "bag_score")},
     # errors

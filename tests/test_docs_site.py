@@ -18,7 +18,7 @@ import evalproto
 ROOT = Path(__file__).parent.parent
 PUBLIC = ["load", "Metric", "Score", "info", "registered_evaluators", "describe_evaluator",
           "MetricSpec", "EvaluatorProcess", "DEFAULT_TIMEOUT", "Evaluator", "CountsEvaluator",
-          "mbr", "MBRChoice",
+          "mbr", "MBRChoice", "dynascore",
           "compare", "Comparison", "Analysis", "Result", "StatsTable", "DEFAULT_SEED",
           "read_corpus", "read_dataset", "Corpus", "DATA_FORMATS", "score_files",
           "reduce_stats", "lm_score", "LMScore", "lm_compare", "LMComparison", "report_corpus",

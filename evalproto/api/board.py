@@ -19,7 +19,7 @@ import numpy as np
 from evalproto.api.scoring import Metric, corpus_tables
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.progress import QUIET
-from evalproto.readers.datasets import read_dynabench, read_inputs
+from evalproto.readers.datasets import read_copies, read_dynabench, read_inputs, read_predictions
 from evalproto.readers.statsfiles import MetricColumns
 from evalproto.readers.text import Corpus
 from evalproto.reports.leaderboard import Standing, format_leaderboard, standings
@@ -28,11 +28,12 @@ from evalproto.sources.models import run_model
 from evalproto.sources.process import DEFAULT_TIMEOUT
 from evalproto.sources.specs import MetricSpec
 from evalproto.stats.resampling import DEFAULT_SEED
-from evalproto.stats.table import StatsTable
+from evalproto.stats.table import MAIN, StatsTable, figures_of
 
-__all__ = ["Ran", "Scored", "Standing", "describe_metric", "format_leaderboard",
-           "leaderboard", "read_upload", "report_page", "rows_from_bytes", "rows_to_bytes",
-           "run_on_dataset", "score_predictions", "standings_of", "stats_file_text"]
+__all__ = ["Ran", "Scored", "Standing", "delta_rows", "describe_metric",
+           "format_leaderboard", "leaderboard", "read_upload", "report_page",
+           "rows_from_bytes", "rows_to_bytes", "run_on_dataset", "score_predictions",
+           "standings_of", "stats_file_text"]
 
 ROW_TYPE = np.dtype("<f8")
 """Stored rows are float64, little-endian, row after row: the rows themselves, bit for
@@ -111,6 +112,36 @@ def run_on_dataset(command: str, dataset: Tuple[str, bytes], input_keys: Sequenc
     examples = read_inputs(dataset[0], input_keys, dict([dataset]))
     run = run_model(command, examples, output_keys, timeout)
     return Ran(run.predictions_jsonl(), len(examples), run.throughput, run.memory_gib)
+
+
+def delta_rows(spec: MetricSpec, original: Tuple[str, bytes],
+               original_predictions: Tuple[str, bytes], copy: Tuple[str, bytes],
+               copy_predictions: Tuple[str, bytes]) -> np.ndarray:
+    """What a model's predictions on a perturbed copy of a dataset say of its
+    robustness (or fairness), per example of the original (Dynabench's delta metrics):
+    for each example, (its delta, 1) if it has copies, else (0, 0); its delta is the
+    perf metric of the model's predictions on its copies against the model's own
+    prediction on the example (the copies' corpus score, in percent for a rate). The
+    mean of the deltas is the metric; a bootstrap resamples the rows. Every file is
+    `(name, bytes)`, read as corpus-score reads it."""
+    corpus = read_upload(original, original_predictions)
+    ids = list(corpus.ids)
+    said = dict(zip(ids, next(iter(corpus.systems.values()))))
+    copies = read_copies(copy[0], ids, dict([copy]))
+    predicted = read_predictions(copy_predictions[0], [key for key, _ in copies], "pred",
+                                 dict([copy_predictions]))
+    metric = _loaded(spec)
+    found = np.zeros((len(ids), 2))
+    if copies:
+        table = metric.stats_table(predicted, [[said[original]] for _, original in copies])
+        where = {key: number for number, key in enumerate(ids)}
+        index = np.array([where[original] for _, original in copies])
+        sums = np.zeros((len(ids), table.rows["system"].shape[1]))
+        np.add.at(sums, index, np.asarray(table.rows["system"], dtype=np.float64))
+        has = np.bincount(index, minlength=len(ids)) > 0
+        found[has, 0] = np.asarray(figures_of(metric.source)(sums[has])[MAIN])
+        found[has, 1] = 1.0
+    return found
 
 
 def rows_to_bytes(rows: np.ndarray) -> bytes:

@@ -124,6 +124,30 @@ def read_inputs(path: str, keys: Sequence[str], contents: Contents = None
     return examples
 
 
+def read_copies(path: str, original_ids: Sequence[str], contents: Contents = None
+                ) -> List[Tuple[str, str]]:
+    """The rows of a perturbed copy of a dataset (Dynabench's perturbed datasets): each
+    row's id (`uid` or `id`) and its `input_id`, the id of the original's row it copies,
+    in the file's order. A row without one, or whose input_id names no row of the
+    original, is refused, naming the line."""
+    known = set(original_ids)
+    copies, seen = [], set()
+    for number, row in read_jsonl(path, contents):
+        key = _id(row.get("uid", row.get("id")), path, number, "an example needs a 'uid' "
+                                                               "or an 'id'")
+        if key in seen:
+            raise InputError(f"{path}: line {number}: duplicate example id {key!r}")
+        seen.add(key)
+        original = _id(row.get("input_id"), path, number, "a perturbed example needs an "
+                                                          "'input_id': the id of the example "
+                                                          "it copies")
+        if original not in known:
+            raise InputError(f"{path}: line {number}: input_id {original!r} names no example "
+                             f"of the original dataset")
+        copies.append((key, original))
+    return copies
+
+
 def messages(row: Dict[str, Any], path: str, number: int
              ) -> Iterator[Tuple[Dict[str, Any], Optional[str]]]:
     """Every message of an export row, with the message_id of its parent in the row's

@@ -65,6 +65,7 @@ tasks = Table(
     # its reply carries besides "id" and "pred" (Dynabench's verify_response)
     Column("input_keys", Text),
     Column("output_keys", Text),
+    Column("weights", Text),  # the Dynaboard's default weights, JSON {metric: weight}
     _created())
 
 metrics = Table(
@@ -89,6 +90,10 @@ datasets = Table(
     Column("data", LargeBinary, nullable=False),
     Column("examples", Integer, nullable=False),
     Column("nrefs", String(16), nullable=False),  # a number, or "var"
+    # a perturbed copy of another dataset of the task: its rows' input_id name the
+    # original's, and its kind says which delta metric it gives the original's board
+    Column("perturbation_of", ForeignKey("datasets.id")),
+    Column("kind", String(16)),  # "fairness" or "robustness"
     _created(),
     UniqueConstraint("task_id", "name"))
 
@@ -107,6 +112,8 @@ models = Table(
     Column("name", String(NAME_LENGTH), nullable=False),
     Column("command", Text),  # a model the server runs (added by the admin), or none
     Column("timeout", Float),  # the longest wait for one of its replies, in seconds
+    Column("description", Text),  # what its team says of it, and a link to its paper
+    Column("url", Text),  # or code (http or https)
     _created(),
     UniqueConstraint("task_id", "name"))
 
@@ -166,6 +173,15 @@ jobs = Table(
     UniqueConstraint("submission_id", "metric_id"),
     UniqueConstraint("model_id", "dataset_id"),
     Index(None, "state"))
+
+snapshots = Table(
+    "snapshots", metadata,
+    _key(),
+    _reference("task_id", "tasks"),
+    Column("data", LargeBinary, nullable=False),  # the task's boards then, as JSON
+    _created())
+"""Frozen copies of a task's boards: what they showed when each was taken, unchanged
+by later submissions."""
 
 servers = Table(
     "servers", metadata,

@@ -1,0 +1,141 @@
+"""The Dynascore (evalproto.stats.dynascore) for Python users, and the Dynaboard the
+evaluation service shows: each model's Dynascore with its 95% bootstrap interval,
+which Dynabench never gave ("dynavariance": 0, TODO). The interval comes from the
+stored rows: the original dataset's segments are resampled (each with its perturbed
+copies) jointly across the models, the perf metric and the delta metrics (fairness,
+robustness) are computed again on each resample, throughput and memory are held, and
+the Dynascore of each resample is taken; the interval is the middle 95% of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from evalproto.api.board import _loaded
+from evalproto.sources.specs import MetricSpec
+from evalproto.stats.dynascore import dynascores, percentile_interval
+from evalproto.stats.resampling import DEFAULT_SEED, resampled_figures, resampled_sums
+from evalproto.stats.table import MAIN, figures_of
+
+PERF_WEIGHT = 4.0
+OTHER_WEIGHT = 1.0
+"""Dynabench's default weights: the perf metric 4, every other metric 1."""
+INSTANCE_MEMORY = 16.0
+"""Memory's offset, in GiB: the memory of the instance a model runs on (Dynabench's
+default), so that a model using less of it scores more."""
+
+
+def default_weights(perf: str, metrics: Sequence[str]) -> Dict[str, float]:
+    """Dynabench's weights for these metrics: the perf metric 4, the others 1."""
+    return {metric: PERF_WEIGHT if metric == perf else OTHER_WEIGHT for metric in metrics}
+
+
+def dynascore(scores: Mapping[str, Mapping[str, float]], weights: Mapping[str, float],
+              perf: str, directions: Optional[Mapping[str, float]] = None,
+              offsets: Optional[Mapping[str, float]] = None) -> Dict[str, float]:
+    """Each model's Dynascore, as Dynabench computes it. `scores` holds each model's
+    figure on each metric ({model: {metric: value}}; every model has every metric),
+    `weights` each metric's weight (normalised to sum 1; a metric without one weighs
+    0), `perf` the metric that orders the models, `directions` -1 for a metric where
+    lower is better (1 by default) and `offsets` what is added after (0 by default):
+    Dynabench's memory is direction -1, offset 16 (GiB, the instance's memory).
+
+    >>> scores = {"A": {"acc": 80, "memory": 4}, "B": {"acc": 85, "memory": 8},
+    ...           "C": {"acc": 90, "memory": 12}}
+    >>> dynascore(scores, {"acc": 4, "memory": 1}, "acc", {"memory": -1}, {"memory": 16})
+    {'A': 67.0, 'B': 70.0, 'C': 73.0}
+    """
+    if not isinstance(scores, Mapping) or not scores:
+        raise ValueError("scores must map each model to its {metric: value}")
+    models = list(scores)
+    metrics = list(scores[models[0]])
+    if perf not in metrics:
+        raise ValueError(f"the perf metric {perf!r} is not among the scores' metrics "
+                         f"({', '.join(metrics)})")
+    for model in models:
+        if set(scores[model]) != set(metrics):
+            raise ValueError(f"model {model!r} has the metrics {sorted(scores[model])}, "
+                             f"others {sorted(metrics)}: every model needs every metric")
+    unknown = sorted(set(weights) - set(metrics))
+    if unknown:
+        raise ValueError(f"a weight for {unknown[0]!r}, which is not among the metrics "
+                         f"({', '.join(metrics)})")
+    values = np.array([[float(scores[model][metric]) for metric in metrics]
+                       for model in models])
+    found = dynascores(values, metrics.index(perf),
+                       [float(weights.get(metric, 0.0)) for metric in metrics],
+                       [float((directions or {}).get(metric, 1.0)) for metric in metrics],
+                       [float((offsets or {}).get(metric, 0.0)) for metric in metrics])
+    return {model: float(value) for model, value in zip(models, found)}
+
+
+@dataclass
+class BoardInputs:
+    """What a Dynaboard is computed from, per model (in one order): the perf metric's
+    stored rows on the original dataset; for each delta metric, its (delta, has copies)
+    rows (evalproto.api.board.delta_rows); each measured metric's value."""
+
+    perf: MetricSpec
+    perf_name: str
+    models: List[str]
+    perf_rows: List[np.ndarray]
+    perf_scores: List[float]
+    deltas: Dict[str, List[np.ndarray]] = field(default_factory=dict)
+    measured: Dict[str, List[float]] = field(default_factory=dict)
+
+
+@dataclass
+class BoardLine:
+    """A model's line of a Dynaboard."""
+
+    model: str
+    dynascore: float
+    interval: List[float]
+    scores: Dict[str, float]
+
+
+def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
+                 directions: Mapping[str, float], offsets: Mapping[str, float],
+                 samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> List[BoardLine]:
+    """Each model's Dynascore and its 95% bootstrap interval (`samples` resamples with
+    the leaderboard's seed: the perf metric's resamples are its interval's), best
+    first (ties: as given)."""
+    metrics = [inputs.perf_name, *inputs.deltas, *inputs.measured]
+    point = np.column_stack([
+        inputs.perf_scores,
+        *[[_mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
+        *[inputs.measured[name] for name in inputs.measured]]).astype(np.float64)
+    arguments = (0, [float(weights.get(metric, 0.0)) for metric in metrics],
+                 [float(directions.get(metric, 1.0)) for metric in metrics],
+                 [float(offsets.get(metric, 0.0)) for metric in metrics])
+    scores = dynascores(point, *arguments)
+    resampled = np.empty((samples, len(inputs.models), len(metrics)))
+    metric = _loaded(inputs.perf)
+    figures = resampled_figures(inputs.perf_rows, figures_of(metric.source), samples, seed,
+                                getattr(metric.source, "resample_dtype", np.float64))
+    for number, found in enumerate(figures):
+        resampled[:, number, 0] = found[MAIN]
+    for column, name in enumerate(inputs.deltas, 1):
+        done = 0
+        for sums in resampled_sums(inputs.deltas[name], samples, seed):
+            for number, total in enumerate(sums):
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    resampled[done:done + len(total), number, column] = total[:, 0] / total[:, 1]
+            done += len(sums[0])
+    for column, name in enumerate(inputs.measured, 1 + len(inputs.deltas)):
+        resampled[:, :, column] = np.asarray(inputs.measured[name])
+    resampled = np.nan_to_num(resampled, nan=0.0)  # a resample that drew no copies
+    intervals = percentile_interval(dynascores(resampled, *arguments).T)
+    lines = [BoardLine(model, float(score), [float(low), float(high)],
+                       {name: float(value) for name, value in zip(metrics, row)})
+             for model, score, (low, high), row in zip(inputs.models, scores, intervals, point)]
+    return sorted(lines, key=lambda line: -line.dynascore)
+
+
+def _mean_delta(rows: np.ndarray) -> float:
+    """The mean delta over the examples that have copies (0 if none has)."""
+    counted = rows[:, 1].sum()
+    return float(rows[:, 0].sum() / counted) if counted else 0.0
