@@ -35,6 +35,7 @@ _NAMES: Dict[str, Tuple[str, str]] = {
     "format_lm_text": ("evalproto.reports.lm", "format_text"),
     "format_lm_comparison": ("evalproto.reports.lm", "format_comparison_text"),
     "format_leaderboard": ("evalproto.api.board", "format_leaderboard"),
+    "format_dynaboard": ("evalproto.reports.leaderboard", "format_dynaboard"),
     # minimum Bayes risk decoding of files
     "mbr_files": ("evalproto.api.mbr", "mbr_files"),
     "format_choices": ("evalproto.reports.choices", "format_choices"),

@@ -16,7 +16,7 @@ import numpy as np
 
 from evalproto.api.board import _loaded
 from evalproto.sources.specs import MetricSpec
-from evalproto.stats.dynascore import dynascores, percentile_interval
+from evalproto.stats.dynascore import contributions, dynascores, percentile_interval
 from evalproto.stats.resampling import DEFAULT_SEED, resampled_figures, resampled_sums
 from evalproto.stats.table import MAIN, figures_of
 
@@ -95,6 +95,7 @@ class BoardLine:
     dynascore: float
     interval: List[float]
     scores: Dict[str, float]
+    normalized: Dict[str, float]  # each metric's share before the weights (contributions)
 
 
 def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
@@ -106,12 +107,13 @@ def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
     metrics = [inputs.perf_name, *inputs.deltas, *inputs.measured]
     point = np.column_stack([
         inputs.perf_scores,
-        *[[_mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
+        *[[mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
         *[inputs.measured[name] for name in inputs.measured]]).astype(np.float64)
     arguments = (0, [float(weights.get(metric, 0.0)) for metric in metrics],
                  [float(directions.get(metric, 1.0)) for metric in metrics],
                  [float(offsets.get(metric, 0.0)) for metric in metrics])
     scores = dynascores(point, *arguments)
+    shares = contributions(point, 0, *arguments[2:])
     resampled = np.empty((samples, len(inputs.models), len(metrics)))
     metric = _loaded(inputs.perf)
     figures = resampled_figures(inputs.perf_rows, figures_of(metric.source), samples, seed,
@@ -130,12 +132,15 @@ def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
     resampled = np.nan_to_num(resampled, nan=0.0)  # a resample that drew no copies
     intervals = percentile_interval(dynascores(resampled, *arguments).T)
     lines = [BoardLine(model, float(score), [float(low), float(high)],
-                       {name: float(value) for name, value in zip(metrics, row)})
-             for model, score, (low, high), row in zip(inputs.models, scores, intervals, point)]
+                       {name: float(value) for name, value in zip(metrics, row)},
+                       {name: float(value) for name, value in zip(metrics, normal)})
+             for model, score, (low, high), row, normal
+             in zip(inputs.models, scores, intervals, point, shares)]
     return sorted(lines, key=lambda line: -line.dynascore)
 
 
-def _mean_delta(rows: np.ndarray) -> float:
-    """The mean delta over the examples that have copies (0 if none has)."""
+def mean_delta(rows: np.ndarray) -> float:
+    """A delta metric: the mean delta over the examples that have copies (0 if none
+    has; see evalproto.api.board.delta_rows)."""
     counted = rows[:, 1].sum()
     return float(rows[:, 0].sum() / counted) if counted else 0.0

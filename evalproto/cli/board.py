@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import click
 
@@ -33,6 +33,20 @@ def _client(server: str, token: Optional[str]) -> Any:
 def _keys(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> List[str]:
     """A comma-separated list of keys (the server says which it takes)."""
     return [key.strip() for key in value.split(",")] if value else []
+
+
+def _weights(ctx: click.Context, param: click.Parameter,
+             value: Optional[str]) -> Optional[Dict[str, float]]:
+    """Weights as METRIC=W,... (a usage error otherwise)."""
+    if value is None:
+        return None
+    from evalproto.service.errors import Invalid
+    from evalproto.service.weights import parse_weights
+
+    try:
+        return parse_weights(value)
+    except Invalid as exc:
+        raise click.BadParameter(str(exc).removeprefix("weights: ")) from None
 
 
 def server_options(command: Callable) -> Callable:
@@ -67,11 +81,14 @@ def command() -> None:
                    "(with the row's id); every row of the task's datasets must hold them.")
 @click.option("--output-keys", metavar="KEY,...", callback=_keys,
               help="The keys a model's reply must carry besides id and pred.")
+@click.option("--weights", metavar="METRIC=W,...", callback=_weights,
+              help="The Dynaboard's default weights (default: the perf metric 4, every "
+                   "other metric 1).")
 @server_options
 @reports_errors
 def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
-             perf: Optional[str], input_keys: List[str], output_keys: List[str], server: str,
-             token: Optional[str]) -> None:
+             perf: Optional[str], input_keys: List[str], output_keys: List[str],
+             weights: Optional[Dict[str, float]], server: str, token: Optional[str]) -> None:
     """Add a task scored by one or more metrics (admin), and the I/O of the models the
     server runs for it."""
     given = ([{"spec": spec, "kind": "in-process"} for spec in metrics]
@@ -79,7 +96,7 @@ def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
     if not given:
         raise click.UsageError("name the task's metrics with --metric (or -e)")
     with _client(server, token) as client:
-        found = client.add_task(task, given, perf, input_keys, output_keys)
+        found = client.add_task(task, given, perf, input_keys, output_keys, weights)
     names = ", ".join(f"{metric['metric']} ({metric['name']})" for metric in found["metrics"])
     io = (f" Models receive {', '.join(found['input_keys'])} and reply with pred"
           f"{''.join(', ' + key for key in found['output_keys'])}."
@@ -126,20 +143,31 @@ def add_team(team: str, server: str, token: Optional[str]) -> None:
 @click.argument("file", metavar="FILE")
 @click.option("--round", "round_", type=WholeNumbers(min=0),
               help="The round the dataset belongs to.")
+@click.option("--perturbation-of", metavar="DATASET",
+              help="A perturbed copy of this dataset of the task (evalproto perturb): "
+                   "each row's input_id names the row it copies.")
+@click.option("--kind", type=click.Choice(["fairness", "robustness"]),
+              help="With --perturbation-of: what the copy measures, a metric of the "
+                   "original's board.")
 @server_options
 @reports_errors
-def add_dataset(task: str, dataset: str, file: str, round_: Optional[int], server: str,
+def add_dataset(task: str, dataset: str, file: str, round_: Optional[int],
+                perturbation_of: Optional[str], kind: Optional[str], server: str,
                 token: Optional[str]) -> None:
     """Add a dataset to a task (admin). FILE is JSON Lines: {"uid" or "id", "answer": a
     reference or a list of references, "tags": [...]} per example."""
+    if (perturbation_of is None) != (kind is None):
+        raise click.UsageError("a perturbed copy takes both --perturbation-of and --kind")
     with _client(server, token) as client:
-        found = client.add_dataset(task, dataset, file, round_)
+        found = client.add_dataset(task, dataset, file, round_, perturbation_of, kind)
     tags = f", {len(found['tags'])} tags" if found["tags"] else ""
     shown_round = f", round {found['round']}" if found["round"] is not None else ""
     references = "reference" if found["nrefs"] == 1 else "references"
     each = "each" if isinstance(found["nrefs"], int) else "(a varying number)"
     runs = (f"; {_count(found['runs'], 'run')} of the task's models queued" if found["runs"]
             else "")
+    if found.get("perturbation_of"):
+        shown_round += f", a {found['kind']} copy of {found['perturbation_of']}"
     click.echo(f"Dataset {found['dataset']} of task {found['task']}: {found['examples']} "
                f"examples, {found['nrefs']} {references} {each}{tags}{shown_round}{runs}.")
 
@@ -218,6 +246,34 @@ def leaderboard(task: str, dataset: Optional[str], output_format: str, width: in
                        for section in board["datasets"] for entry in section["entries"])
     else:
         text = api.format_leaderboard(board, width)
+    click.echo(text, nl=False)
+
+
+@command.command("dynaboard", context_settings=CONTEXT)
+@click.argument("task")
+@click.argument("dataset")
+@click.option("--weights", metavar="METRIC=W,...",
+              help="Each metric's weight, e.g. exact-match=4,throughput=1,memory=1 "
+                   "(default: the task's, else the perf metric 4 and every other 1).")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True,
+              help='json: one object per model: "model", "dynascore", "interval", ...')
+@click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
+              show_default=True, help="Decimals of the figures in the text table.")
+@server_options
+@reports_errors
+def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: str,
+              width: int, server: str, token: Optional[str]) -> None:
+    """Print a dataset's Dynaboard: each model's Dynascore (Dynabench's, weighing the
+    perf metric against fairness, robustness, throughput and memory) with its 95%
+    bootstrap interval, best first."""
+    with _client(server, token) as client:
+        board = client.dynaboard(task, dataset, weights)
+    if output_format == "json":
+        text = "".join(json.dumps(model, ensure_ascii=False) + "\n"
+                       for model in board["models"])
+    else:
+        text = api.format_dynaboard(board, width)
     click.echo(text, nl=False)
 
 

@@ -14,6 +14,7 @@ import click
 
 from evalproto.cli.options import (
     CONTEXT,
+    Decimals,
     WholeNumbers,
     reports_errors,
     scheduler_option,
@@ -59,10 +60,14 @@ def service_modules() -> Any:
 @click.option("--max-upload", type=click.UNPROCESSED, callback=_size, default="64M",
               show_default=True, metavar="SIZE",
               help="The largest dataset or prediction file accepted (e.g. 64M, 1G).")
+@click.option("--instance-memory", type=Decimals(min=0, min_open=True), default=16,
+              show_default=True, metavar="GIB",
+              help="The memory of the machine models run on, in GiB: the Dynascore's "
+                   "memory metric is this less a model's peak memory (Dynabench's 16).")
 @timeout_option
 @reports_errors
 def command(database_option: str, host: str, port: int, jobs: int, scheduler: Optional[str],
-            max_upload: int, timeout: Optional[float]) -> None:
+            max_upload: int, instance_memory: float, timeout: Optional[float]) -> None:
     """Serve the evaluation service: tasks, datasets, teams and submissions, scored
     into stats rows by worker processes, with leaderboards at /api (the API's
     description at /openapi.json).
@@ -74,7 +79,7 @@ def command(database_option: str, host: str, port: int, jobs: int, scheduler: Op
     from evalproto.service import app, database
 
     settings = app.Settings(database.database_url(database_option), jobs, scheduler,
-                            max_upload, timeout)
+                            max_upload, timeout, instance_memory)
     listening = server.listen(host, port)
     prepared = app.prepare(settings)
     click.echo(f"evalproto serve: database {database.shown(settings.url)} (schema "

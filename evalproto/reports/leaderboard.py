@@ -163,3 +163,27 @@ def _tag_lines(entries: Sequence[Mapping[str, Any]], models: Sequence[str], perf
     rows += [[escape(model), *(_fixed(scored[model].get(tag), width) if model in scored
                                else "-" for tag in tags)] for model in models]
     return ["", f"{escape(name)} by tag:", *_aligned(rows, left=1)]
+
+
+def format_dynaboard(board: Mapping[str, Any], width: int = 1) -> str:
+    """A Dynaboard as the evaluation service gives it, as text: a row per model by
+    Dynascore, with its interval and its figures, the weights, what was left out."""
+    metrics = [metric["metric"] for metric in board["metrics"]]
+    weights = ", ".join(f"{escape(metric['metric'])} {metric['weight']:g}"
+                        for metric in board["metrics"])
+    lines = [f"{escape(board['task'])} / {escape(board['dataset'])}: the Dynascore of "
+             f"{len(board['models'])} models (weights: {weights}; 95% bootstrap intervals "
+             f"of {board['samples']} resamples)"]
+    rows = [["Rank", "Model", "Team", "Dynascore (95% CI)", *map(escape, metrics)]]
+    for model in board["models"]:
+        low, high = model["interval"]
+        rows.append([str(model["rank"]), escape(model["model"]), escape(model["team"]),
+                     f"{_fixed(model['dynascore'], width)} ({_fixed(low, width)}-"
+                     f"{_fixed(high, width)})",
+                     *(_fixed(model["scores"][metric], 3 if metric == "memory" else width)
+                       for metric in metrics)])
+    lines += _aligned(rows)
+    for left in board["left_out"]:
+        lines.append(f"Left out: {escape(left['metric'])} (models without it: "
+                     f"{escape(', '.join(left['models_without']))}).")
+    return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from evalproto.api.board import read_upload
 from evalproto.base.errors import EvalprotoError, InputError
 from evalproto.base.items import Item
-from evalproto.readers.datasets import read_inputs
+from evalproto.readers.datasets import read_copies, read_inputs
 from evalproto.reports.statsfiles import check_ids
 from evalproto.service import auth, store
 from evalproto.service.boards import task_record
@@ -23,16 +23,22 @@ from evalproto.sources.models import model_argv
 from evalproto.sources.specs import MetricSpec
 from evalproto.wire.protocol import format_score_requests
 
+PERTURBATIONS = ("fairness", "robustness")
+WEIGHABLE = ("throughput", "memory", *PERTURBATIONS)
+"""What a Dynaboard weighs besides the task's metrics."""
+"""The kinds of perturbed copy, each a delta metric of its original's board."""
 MAX_TIMEOUT = 86400.0
 """The longest --timeout a model may have: a day for one reply."""
 
 
 def add_task(service: Service, admin: auth.Admin, name: str, specs: List[MetricSpec],
              perf: Optional[str], input_keys: Sequence[str] = (),
-             output_keys: Sequence[str] = ()) -> Dict[str, Any]:
-    """Add a task with its metrics (the first ranks, unless `perf` names another), and
-    the I/O of the models the server runs for it: the keys of a dataset's rows a model
-    receives, and the keys its replies carry besides "id" and "pred"."""
+             output_keys: Sequence[str] = (),
+             weights: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+    """Add a task with its metrics (the first ranks, unless `perf` names another), the
+    I/O of the models the server runs for it (the keys of a dataset's rows a model
+    receives, and the keys its replies carry besides "id" and "pred"), and its
+    Dynaboard's default weights."""
     check_name(name, "task")
     check_keys(input_keys, "input")
     check_keys(output_keys, "output")
@@ -43,9 +49,18 @@ def add_task(service: Service, admin: auth.Admin, name: str, specs: List[MetricS
     if perf not in [spec.spec for spec in specs]:
         raise Invalid(f"the perf metric {perf!r} is not one of the task's metrics "
                       f"({', '.join(spec.spec for spec in specs)})")
+    if weights is not None:
+        weighable = [spec.spec for spec in specs] + list(WEIGHABLE)
+        unknown = [metric for metric in weights if metric not in weighable]
+        if unknown:
+            raise Invalid(f"weights: {unknown[0]!r} is neither a metric of the task nor one "
+                          f"of {', '.join(WEIGHABLE)}")
+        if any(not 0 <= weight < float("inf") for weight in weights.values()) or \
+                not sum(weights.values()) > 0:
+            raise Invalid("weights: each weight is 0 or more, and not all are 0")
     entries = [service.loaded.entry(spec) for spec in specs]
     with writing(service.engine) as connection:
-        store.add_task(connection, name, entries, perf, input_keys, output_keys)
+        store.add_task(connection, name, entries, perf, input_keys, output_keys, weights)
         task = store.task(connection, name)
         return task_record(task, store.task_metrics(connection, task.id), [])
 
@@ -98,8 +113,12 @@ def add_metric(service: Service, admin: auth.Admin, task: str,
 
 
 def add_dataset(service: Service, admin: auth.Admin, task: str, dataset: str, data: bytes,
-                round_: Optional[int], filename: Optional[str]) -> Dict[str, Any]:
-    """Add a dataset to a task, from its JSON Lines."""
+                round_: Optional[int], filename: Optional[str],
+                perturbation_of: Optional[str] = None,
+                kind: Optional[str] = None) -> Dict[str, Any]:
+    """Add a dataset to a task, from its JSON Lines; with `perturbation_of`, a perturbed
+    copy of another of its datasets (each row's input_id names the original's row it
+    copies), whose `kind` (fairness, robustness) the original's board gains."""
     check_name(task, "task")
     check_name(dataset, "dataset")
     name = upload_name(filename, f"{dataset}.jsonl")
@@ -110,20 +129,47 @@ def add_dataset(service: Service, admin: auth.Admin, task: str, dataset: str, da
         raise Invalid(f"{name}: {exc}") from None
     tags = sorted({tag for segment in corpus.tags or [] for tag in segment})
     with reading(service.engine) as connection:
-        input_keys, _ = store.task_io(store.task(connection, task))
-    if input_keys:  # every row holds what a model receives
-        try:
+        row = store.task(connection, task)
+        input_keys, _ = store.task_io(row)
+        original = _original(connection, row.id, perturbation_of, kind)
+        original_data = store.dataset_data(connection, original.id) if original else None
+    try:
+        if input_keys:  # every row holds what a model receives
             read_inputs(name, input_keys, {name: data})
-        except EvalprotoError as exc:
-            raise Invalid(str(exc)) from None
+        if original_data is not None:  # every row copies one of the original's
+            original_name = f"{perturbation_of}.jsonl"
+            read_copies(name, read(original_name, original_data).ids, {name: data})
+    except EvalprotoError as exc:
+        raise Invalid(str(exc)) from None
     with writing(service.engine) as connection:
         row = store.task(connection, task)
         runs = store.add_dataset(connection, row.id, dataset, round_, data, len(corpus.ids),
-                                 corpus.nrefs)
+                                 corpus.nrefs, original.id if original else None, kind)
     service.wake()
     return {"task": task, "dataset": dataset, "round": round_, "examples": len(corpus.ids),
             "nrefs": corpus.nrefs, "tags": tags, "content_hash": content_hash(data),
-            "runs": runs}
+            "perturbation_of": perturbation_of, "kind": kind, "runs": runs}
+
+
+def _original(connection: Any, task_id: int, name: Optional[str],
+              kind: Optional[str]) -> Any:
+    """The dataset a perturbed copy copies (None for a dataset of its own), checked:
+    one of the task's, no copy itself, without a copy of that kind yet."""
+    if (name is None) != (kind is None):
+        raise Invalid("a perturbed dataset names both the dataset it copies "
+                      "(perturbation_of) and its kind (fairness or robustness)")
+    if name is None:
+        return None
+    if kind not in PERTURBATIONS:
+        raise Invalid(f"kind: {kind!r} is neither {' nor '.join(PERTURBATIONS)}")
+    original = store.dataset(connection, task_id, check_name(name, "dataset"))
+    if original.perturbation_of is not None:
+        raise Invalid(f"the dataset {name!r} is itself a perturbed copy: name the original")
+    taken = [copy.name for copy in store.dataset_copies(connection, original.id)
+             if copy.kind == kind]
+    if taken:
+        raise Invalid(f"the dataset {name!r} has a {kind} copy already: {taken[0]!r}")
+    return original
 
 
 def submit(service: Service, team: auth.Team, task: str, dataset: str, model: str,

@@ -14,6 +14,7 @@ from evalproto.base.version import __version__
 from evalproto.service import actions, auth, paths
 from evalproto.service.deps import ServiceDep, TeamDep, Upload, admin, described_body, json_body
 from evalproto.service.names import MAX_NUMBER
+from evalproto.service.weights import parse_weights
 from evalproto.sources.specs import MetricSpec
 
 router = APIRouter()
@@ -47,6 +48,10 @@ class TaskIn(BaseModel):
     output_keys: List[str] = Field([], max_length=MAX_KEYS,
                                    description="The keys a model's reply must carry "
                                                "besides id and pred")
+    weights: Optional[Dict[str, float]] = Field(
+        None, max_length=MAX_METRICS + 4,
+        description="The Dynaboard's default weights, {metric: weight} (default: the perf "
+                    "metric 4, every other metric 1)")
 
 
 class ModelIn(BaseModel):
@@ -89,7 +94,7 @@ def add_task(service: ServiceDep, who: Annotated[auth.Admin, admin("adding a tas
     """Add a task with its metrics (admin)."""
     return actions.add_task(service, who, body.name,
                             [metric.parsed() for metric in body.metrics], body.perf,
-                            body.input_keys, body.output_keys)
+                            body.input_keys, body.output_keys, body.weights)
 
 
 @router.get(paths.TASK)
@@ -109,10 +114,15 @@ def add_metric(service: ServiceDep, task: str,
 @router.post(paths.DATASET, status_code=201)
 def add_dataset(service: ServiceDep, task: str, dataset: str,
                 who: Annotated[auth.Admin, admin("adding a dataset")], data: Upload,
-                round: Round = None, filename: FileName = None) -> Dict[str, Any]:
+                round: Round = None, filename: FileName = None,
+                perturbation_of: Annotated[Optional[str], Query()] = None,
+                kind: Annotated[Optional[str], Query()] = None) -> Dict[str, Any]:
     """Add a dataset to a task (admin): the body is its JSON Lines, rows {"uid" or
-    "id", "answer": a reference or a list of references, "tags": [...]}."""
-    return actions.add_dataset(service, who, task, dataset, data, round, filename)
+    "id", "answer": a reference or a list of references, "tags": [...]}. With
+    `perturbation_of` (a dataset of the task) and `kind` (fairness or robustness), a
+    perturbed copy of it: each row's "input_id" names the original's row it copies."""
+    return actions.add_dataset(service, who, task, dataset, data, round, filename,
+                               perturbation_of, kind)
 
 
 @router.get(paths.DATASET)
@@ -156,6 +166,17 @@ def get_submission(service: ServiceDep, submission: int) -> Dict[str, Any]:
     """One submission with its scores: a replaced one too, so that a submission's
     number (which the submit form's answer names) always leads to it."""
     return service.boards.submission(submission)
+
+
+@router.get(paths.DYNABOARD)
+def get_dynaboard(service: ServiceDep, task: str, dataset: str,
+                  weights: Annotated[Optional[str], Query(max_length=4000)] = None
+                  ) -> Dict[str, Any]:
+    """The dataset's Dynaboard: each model's Dynascore with its 95% bootstrap interval,
+    under `weights` (metric=weight,...; by default the task's, else the perf metric 4
+    and every other metric 1)."""
+    return service.dynaboards.board(task, dataset,
+                                    parse_weights(weights) if weights is not None else None)
 
 
 @router.get(paths.EXPORT)

@@ -16,15 +16,19 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from sqlalchemy.engine import Connection, Engine, Row
 
 from evalproto.api.board import Standing, read_upload
+from evalproto.api.dynaboard import mean_delta
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
 from evalproto.service.database import iso_time, reading
+from evalproto.service.deltas import DELTA_METRICS, Deltas, delta_records
 from evalproto.service.errors import NotFound, described
 from evalproto.service.measured import (
+    MEASURED_DIRECTIONS,
     measured_entries,
     measured_records,
-    rank_measured,
+    rank_by_value,
     run_entries,
+    value_entry,
 )
 from evalproto.service.names import MAX_NUMBER, check_name
 from evalproto.service.schema import DONE, QUEUED
@@ -48,6 +52,7 @@ class Gathered:
     jobs: Dict[Tuple[int, int], Row]
     evaluations: Dict[int, Dict[int, Row]]
     runs: Dict[str, Row]  # the runs of the models the server runs, by model
+    copies: List[Tuple[Row, Dict[str, Row]]]  # each perturbed copy, its submissions by model
 
     def scored(self, metric: Row) -> Dict[str, int]:
         """Each model's evaluation under the metric, by model, where there is one."""
@@ -59,10 +64,11 @@ class Gathered:
 class Boards:
     """Reads of one database."""
 
-    def __init__(self, engine: Engine, standings: Standings) -> None:
-        """Reads of the database behind `engine`, with its standings."""
+    def __init__(self, engine: Engine, standings: Standings, deltas: Deltas) -> None:
+        """Reads of the database behind `engine`, with its standings and deltas."""
         self.engine = engine
         self.standings = standings
+        self.deltas = deltas
         self._lock = threading.Lock()
         self._texts: Dict[int, DatasetText] = {}
 
@@ -147,8 +153,10 @@ class Boards:
             gathered = [self.gather(connection, dataset, metric_rows) for dataset in found]
             counts = store.job_counts(connection, task.id)
             runs = any(row.command for row in store.task_models(connection, task.id))
+            kinds = {row.kind for row in store.task_datasets(connection, task.id) if row.kind}
         records = [metric_record(row) for row in metric_rows]
         records += measured_records() if runs else []
+        records += [record for kind, record in delta_records().items() if kind in kinds]
         sections = [self._section(task, metric_rows, parts, records, wait)
                     for parts in gathered]
         return {"task": task.name, "perf": task.perf, "metrics": records,
@@ -165,7 +173,9 @@ class Boards:
             store.job_states(connection, [row.id for row in current]),
             {metric.id: store.evaluations_of(connection, dataset.id, predictions,
                                              metric.signature) for metric in metric_rows},
-            store.dataset_runs(connection, dataset.id))
+            store.dataset_runs(connection, dataset.id),
+            [(copy, {row.model: row for row in store.current_submissions(connection, copy.id)})
+             for copy in store.dataset_copies(connection, dataset.id)])
 
     def _section(self, task: Row, metric_rows: Sequence[Row], gathered: Gathered,
                  records: Sequence[Dict[str, Any]], wait: bool) -> Dict[str, Any]:
@@ -202,12 +212,19 @@ class Boards:
                 entries.append(_entry(task, dataset, row, metric, places[metric.id].get(row.model),
                                       gathered.jobs.get((row.id, metric.id)), evaluation,
                                       scores.get(evaluation.id) if evaluation else None))
-            entries += measured_entries(_base(task, dataset, row.model, row.team), row)
+            base = _base(task, dataset, row.model, row.team)
+            entries += measured_entries(base, row)
+            for copy, on_copy in gathered.copies:  # the delta metrics
+                if row.model in on_copy:
+                    rows = self.deltas.rows(perf, dataset, copy, row.predictions_id,
+                                            on_copy[row.model].predictions_id)
+                    entries.append(value_entry(base, str(copy.kind), row.id, mean_delta(rows)))
         submitted = {row.model for row in current}
         for model, run in sorted(gathered.runs.items()):
             if model not in submitted:  # its run has made no submission yet
                 entries += run_entries(_base(task, dataset, model, run.team), run, records)
-        rank_measured(entries)
+        rank_by_value(entries, {**MEASURED_DIRECTIONS,
+                                **{metric: True for metric in DELTA_METRICS}})
         return {"dataset": dataset.name, "round": dataset.round, "n": dataset.examples,
                 "nrefs": gathered.text.nrefs, "content_hash": dataset.content_hash,
                 "entries": entries}
@@ -272,6 +289,7 @@ def dataset_record(dataset: Row) -> Dict[str, Any]:
     """A dataset as the API shows it (never its examples)."""
     return {"dataset": dataset.name, "round": dataset.round, "examples": dataset.examples,
             "nrefs": dataset.nrefs, "content_hash": dataset.content_hash,
+            "perturbation_of": dataset.original, "kind": dataset.kind,
             "created": iso_time(dataset.created)}
 
 

@@ -82,11 +82,13 @@ class Client:
 
     def add_task(self, task: str, metrics: List[Dict[str, str]],
                  perf: Optional[str] = None, input_keys: Sequence[str] = (),
-                 output_keys: Sequence[str] = ()) -> Dict[str, Any]:
-        """Add a task with its metrics ([{"spec", "kind"}]) and its models' I/O."""
+                 output_keys: Sequence[str] = (),
+                 weights: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+        """Add a task with its metrics ([{"spec", "kind"}]), its models' I/O and its
+        Dynaboard's weights."""
         return self._json("POST", paths.TASKS, json={
             "name": task, "metrics": metrics, "perf": perf, "input_keys": list(input_keys),
-            "output_keys": list(output_keys)})
+            "output_keys": list(output_keys), "weights": weights})
 
     def add_model(self, task: str, model: str, team: str, command: str,
                   timeout: Optional[float] = None) -> Dict[str, Any]:
@@ -98,10 +100,13 @@ class Client:
         """Add a team; the answer holds its token."""
         return self._json("POST", paths.TEAMS, json={"name": team})
 
-    def add_dataset(self, task: str, dataset: str, file: str,
-                    round_: Optional[int] = None) -> Dict[str, Any]:
-        """Add a dataset from a JSON Lines file."""
-        params = {"round": round_} if round_ is not None else {}
+    def add_dataset(self, task: str, dataset: str, file: str, round_: Optional[int] = None,
+                    perturbation_of: Optional[str] = None,
+                    kind: Optional[str] = None) -> Dict[str, Any]:
+        """Add a dataset from a JSON Lines file (a perturbed copy of another, with
+        `perturbation_of` and `kind`)."""
+        given = {"round": round_, "perturbation_of": perturbation_of, "kind": kind}
+        params = {name: value for name, value in given.items() if value is not None}
         return self._upload(paths.fill(paths.DATASET, task=task, dataset=dataset), file, params)
 
     def submit(self, task: str, model: str, dataset: str, file: str) -> Dict[str, Any]:
@@ -113,6 +118,13 @@ class Client:
         """Add a metric to a task; the stored submissions are queued for it."""
         return self._json("POST", paths.fill(paths.TASK_METRICS, task=task),
                           json={"spec": spec, "kind": kind})
+
+    def dynaboard(self, task: str, dataset: str,
+                  weights: Optional[str] = None) -> Dict[str, Any]:
+        """A dataset's Dynaboard, under these weights (metric=weight,...)."""
+        params = {"weights": weights} if weights is not None else {}
+        return self._json("GET", paths.fill(paths.DYNABOARD, task=task, dataset=dataset),
+                          params=params)
 
     def leaderboard(self, task: str, dataset: Optional[str] = None) -> Dict[str, Any]:
         """A task's leaderboard (or one dataset's)."""

@@ -10,8 +10,11 @@ from typing import Optional
 
 from sqlalchemy.engine import URL, Engine
 
+from evalproto.api.dynaboard import INSTANCE_MEMORY
 from evalproto.service.boards import Boards
 from evalproto.service.cache import Kept
+from evalproto.service.deltas import Deltas
+from evalproto.service.dynaboard import Dynaboards
 from evalproto.service.exports import Exports
 from evalproto.service.jobs import Dispatcher
 from evalproto.service.loaded import LoadedMetrics
@@ -32,6 +35,7 @@ class Settings:
     scheduler: Optional[str] = None
     max_upload: int = MAX_UPLOAD
     timeout: Optional[float] = DEFAULT_TIMEOUT
+    instance_memory: float = INSTANCE_MEMORY  # GiB: memory's offset in the Dynascore
 
 
 @dataclass
@@ -48,7 +52,9 @@ class Service:
     def __post_init__(self) -> None:
         """The reads of the service's database, made from its engine."""
         self.standings = Standings(self.engine)
-        self.boards = Boards(self.engine, self.standings)
+        self.deltas = Deltas(self.engine, self.standings)
+        self.boards = Boards(self.engine, self.standings, self.deltas)
+        self.dynaboards = Dynaboards(self.boards, self.settings.instance_memory)
         self.exports = Exports(self.boards, self.loaded)
 
     def wake(self) -> None:

@@ -7,7 +7,7 @@ its run's state, and a failed run with its message."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Sequence
 
 from sqlalchemy.engine import Row
 
@@ -26,26 +26,31 @@ def measured_records() -> List[Dict[str, Any]]:
             for name, (_, higher, decimals) in MEASURED.items()]
 
 
+MEASURED_DIRECTIONS = {name: higher for name, (_, higher, _) in MEASURED.items()}
+
+
+def value_entry(base: Dict[str, Any], metric: str, submission: int,
+                value: float) -> Dict[str, Any]:
+    """An entry of a metric that has a value and no interval (measured, or a mean)."""
+    return plain_data({**base, "metric": metric, "name": metric, "submission": submission,
+                       "status": DONE, "score": value, "signature": None, "n": None,
+                       "mean": None, "half_width": None, "rank": None, "tags": {},
+                       "message": None})
+
+
 def measured_entries(base: Dict[str, Any], row: Row) -> List[Dict[str, Any]]:
     """A model's throughput and memory entries, from its current submission `row`
     (none if no run of the server made it); `base` holds what every entry of the
     model says (task, dataset, model, team...)."""
-    entries = []
-    for name, (column, _, _) in MEASURED.items():
-        value: Optional[float] = getattr(row, column)
-        if value is None:
-            continue
-        entries.append(plain_data({
-            **base, "metric": name, "name": name, "submission": row.id, "status": DONE,
-            "score": value,
-            "signature": None, "n": None, "mean": None, "half_width": None, "rank": None,
-            "tags": {}, "message": None}))
-    return entries
+    values = {name: getattr(row, column) for name, (column, _, _) in MEASURED.items()}
+    return [value_entry(base, name, row.id, value) for name, value in values.items()
+            if value is not None]
 
 
-def rank_measured(entries: Sequence[Dict[str, Any]]) -> None:
-    """Give each measured entry its rank among the models (equal values share it)."""
-    for name, (_, higher, _) in MEASURED.items():
+def rank_by_value(entries: Sequence[Dict[str, Any]], metrics: Mapping[str, bool]) -> None:
+    """Give each entry of these metrics (measured once, without an interval: {metric:
+    whether higher is better}) its rank among the models (equal values share it)."""
+    for name, higher in metrics.items():
         scored = [entry for entry in entries
                   if entry["metric"] == name and entry["score"] is not None]
         values = sorted((entry["score"] for entry in scored), reverse=higher)

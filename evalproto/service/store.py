@@ -77,12 +77,14 @@ class MetricEntry:
 
 def add_task(connection: Connection, name: str, entries: Sequence[MetricEntry],
              perf: str, input_keys: Sequence[str] = (),
-             output_keys: Sequence[str] = ()) -> None:
+             output_keys: Sequence[str] = (),
+             weights: Optional[Dict[str, float]] = None) -> None:
     """Add a task with its metrics, and the I/O of its models (none: the task takes
     only predictions that teams submit); a name taken is refused."""
     values = {"name": name, "perf": perf, "created": now(),
               "input_keys": json.dumps(list(input_keys)) if input_keys else None,
-              "output_keys": json.dumps(list(output_keys)) if output_keys else None}
+              "output_keys": json.dumps(list(output_keys)) if output_keys else None,
+              "weights": json.dumps(weights) if weights is not None else None}
     if not insert_new(connection, tasks, values, ["name"]):
         raise Taken(f"there is a task {name!r} already")
     task_id = task(connection, name).id
@@ -159,14 +161,16 @@ def add_metric(connection: Connection, task_id: int, entry: MetricEntry) -> int:
 # -- datasets ------------------------------------------------------------------------------
 
 def add_dataset(connection: Connection, task_id: int, name: str, round_: Optional[int],
-                data: bytes, examples: int, nrefs: int | str) -> int:
+                data: bytes, examples: int, nrefs: int | str,
+                perturbation_of: Optional[int] = None, kind: Optional[str] = None) -> int:
     """Add a dataset's bytes to a task, and queue a run of every model the server runs
     for the task on it (Dynabench's trigger); the runs queued. A name taken is
     refused."""
     lock_task(connection, task_id)  # a model added meanwhile runs on it too
     values = {"task_id": task_id, "name": name, "round": round_,
               "content_hash": content_hash(data), "data": data, "examples": examples,
-              "nrefs": str(nrefs), "created": now()}
+              "nrefs": str(nrefs), "perturbation_of": perturbation_of, "kind": kind,
+              "created": now()}
     if not insert_new(connection, datasets, values, ["task_id", "name"]):
         raise Taken(f"the task has a dataset {name!r} already")
     dataset_id = dataset(connection, task_id, name).id
@@ -175,9 +179,12 @@ def add_dataset(connection: Connection, task_id: int, name: str, round_: Optiona
     return len(runnable)
 
 
+_ORIGINAL = datasets.alias("original")
 _DATASET_INFO = [datasets.c.id, datasets.c.task_id, datasets.c.name, datasets.c.round,
                  datasets.c.content_hash, datasets.c.examples, datasets.c.nrefs,
-                 datasets.c.created]
+                 datasets.c.perturbation_of, datasets.c.kind, datasets.c.created,
+                 select(_ORIGINAL.c.name).where(_ORIGINAL.c.id == datasets.c.perturbation_of)
+                 .scalar_subquery().label("original")]
 
 
 def dataset(connection: Connection, task_id: int, name: str) -> Row:
@@ -193,6 +200,18 @@ def task_datasets(connection: Connection, task_id: int) -> List[Row]:
     """A task's datasets, without their bytes, oldest first."""
     return list(connection.execute(select(*_DATASET_INFO).where(
         datasets.c.task_id == task_id).order_by(datasets.c.id)))
+
+
+def dataset_copies(connection: Connection, dataset_id: int) -> List[Row]:
+    """The perturbed copies of a dataset (without their bytes), oldest first."""
+    return list(connection.execute(select(*_DATASET_INFO).where(
+        datasets.c.perturbation_of == dataset_id).order_by(datasets.c.id)))
+
+
+def dataset_name(connection: Connection, dataset_id: int) -> str:
+    """A dataset's name by id."""
+    return str(connection.execute(select(datasets.c.name).where(
+        datasets.c.id == dataset_id)).scalar_one())
 
 
 def dataset_data(connection: Connection, dataset_id: int) -> bytes:

@@ -34,11 +34,22 @@ def dynascores(values: np.ndarray, perf: int, weights: Sequence[float],
     """The Dynascore of each model of each table: `values` is (..., models, metrics),
     `perf` the perf metric's column, `weights`, `directions` and `offsets` one a
     metric. The result is (..., models), in the tables' order of models."""
-    values = np.asarray(values, dtype=np.float64)
     total = float(np.sum(weights))
     if total <= 0:
         raise ValueError("the weights must sum to more than 0")
     shares = np.asarray(weights, dtype=np.float64) / total
+    found: np.ndarray = (contributions(values, perf, directions, offsets, cutoff)
+                         * shares).sum(axis=-1)
+    return found
+
+
+def contributions(values: np.ndarray, perf: int, directions: Sequence[float],
+                  offsets: Sequence[float], cutoff: float = DELTA_CUTOFF) -> np.ndarray:
+    """Each model's metrics made comparable, before the weights: each turned by its
+    direction and offset and divided by its |AMRS| (0 where the AMRS is 0 or cannot be
+    computed). A Dynascore is their sum weighed by the normalised weights, so that a
+    page can rank the models again for any weights without the tables."""
+    values = np.asarray(values, dtype=np.float64)
     converted = values * np.asarray(directions, np.float64) + np.asarray(offsets, np.float64)
     order = np.argsort(values[..., perf], axis=-1, kind="stable")  # by the raw perf
     ranked = np.take_along_axis(converted, order[..., None], axis=-2)
@@ -51,9 +62,8 @@ def dynascores(values: np.ndarray, perf: int, weights: Sequence[float],
         amrs = np.where(kept[..., None], rates, 0.0).sum(axis=-2) / counted
     usable = np.isfinite(amrs) & (amrs != 0)
     scale = np.where(usable, np.abs(np.where(usable, amrs, 1.0)), 1.0)
-    contributions = np.where(usable[..., None, :], converted / scale[..., None, :], 0.0)
-    result: np.ndarray = (contributions * shares).sum(axis=-1)
-    return result
+    found: np.ndarray = np.where(usable[..., None, :], converted / scale[..., None, :], 0.0)
+    return found
 
 
 def percentile_interval(values: np.ndarray) -> np.ndarray:

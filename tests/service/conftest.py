@@ -295,14 +295,14 @@ class InProcess:
     address = "http://testserver"
 
     def __init__(self, url: str, *, jobs: int = 1, max_upload: Optional[int] = None,
-                 timeout: Optional[float] = None) -> None:
+                 timeout: Optional[float] = None, instance_memory: float = 16.0) -> None:
         from evalproto.service.context import MAX_UPLOAD
         from evalproto.service.database import database_url
         from evalproto.sources.process import DEFAULT_TIMEOUT
 
         self.url = url
         self.settings = (database_url(url), jobs, None, max_upload or MAX_UPLOAD,
-                         timeout if timeout is not None else DEFAULT_TIMEOUT)
+                         timeout if timeout is not None else DEFAULT_TIMEOUT, instance_memory)
         self.client: Any = None
         self.log = _Log()
 
@@ -416,8 +416,8 @@ PostgreSQL behind a real server (slow: a PostgreSQL server starts first)."""
 def start_service(tmp_path: Path) -> Iterator[Any]:
     """start_service(url, *options, **settings) -> a running service: on a SQLite file,
     the application in this process (InProcess, with `settings`: jobs, max_upload,
-    timeout); on PostgreSQL, `evalproto serve` (a Server, with `options`). All stopped
-    at the end."""
+    timeout, instance_memory); on PostgreSQL, `evalproto serve` (a Server, with
+    `options`). All stopped at the end."""
     started: List[Any] = []
 
     def start(url: str, *options: str, **settings: Any) -> Any:

@@ -22,6 +22,7 @@ from evalproto.reports.report import decimals, fixed
 from evalproto.service.boards import Boards
 from evalproto.service.cache import Kept
 from evalproto.service.database import database_url, open_engine
+from evalproto.service.deltas import Deltas
 from evalproto.service.pages import POLICY
 from evalproto.service.schema import metadata
 from evalproto.service.standings import Standings
@@ -394,7 +395,8 @@ def test_pages_do_not_wait_for_standings_and_show_new_scores_as_ranking(served):
     server, board = served
     engine = open_engine(database_url(server.url))
     try:
-        fresh = Boards(engine, Standings(engine))  # nothing computed yet, no workers
+        standings = Standings(engine)  # nothing computed yet, no workers
+        fresh = Boards(engine, standings, Deltas(engine, standings))
         first = fresh.leaderboard("mt", "wmt22-de-en", wait=False)["datasets"][0]["entries"]
         api = server.leaderboard("mt", "wmt22-de-en")
         assert {entry["status"] for entry in first} == {"ranking"}
