@@ -104,6 +104,17 @@ def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
     click.echo(f"Task {found['task']}: {names}; ranked by {found['perf']}.{io}")
 
 
+def about_options(command: Callable) -> Callable:
+    """--description and --url: what a team says of its model, shown beside it."""
+    command = click.option(
+        "--url", metavar="URL",
+        help="A link to the model's paper or code (http or https; \"\" removes it).")(command)
+    return click.option(
+        "--description", metavar="TEXT",
+        help="What the model is, in a line, shown beside it on the boards (\"\" removes "
+             "it; without the option it is left as it is).")(command)
+
+
 @command.command("add-model", context_settings=CONTEXT)
 @click.argument("task")
 @click.argument("model")
@@ -113,14 +124,16 @@ def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
                    "line, JSON, and writes a reply a line (docs/models.md).")
 @click.option("--timeout", type=Decimals(min=0, min_open=True), metavar="SECONDS",
               help="The longest wait for one of its replies (default: none).")
+@about_options
 @server_options
 @reports_errors
 def add_model(task: str, model: str, team: str, program: str, timeout: Optional[float],
-              server: str, token: Optional[str]) -> None:
+              description: Optional[str], url: Optional[str], server: str,
+              token: Optional[str]) -> None:
     """Add a model that the server runs for a team (admin): it runs on every dataset
     of the task, and on each one added later; its predictions are scored as a team's."""
     with _client(server, token) as client:
-        found = client.add_model(task, model, team, program, timeout)
+        found = client.add_model(task, model, team, program, timeout, description, url)
     click.echo(f"Model {found['model']} ({found['team']}) added to task {found['task']}; "
                f"{_count(found['runs'], 'run')} queued.")
 
@@ -177,14 +190,15 @@ def add_dataset(task: str, dataset: str, file: str, round_: Optional[int],
 @click.argument("model")
 @click.argument("dataset")
 @click.argument("file", metavar="FILE")
+@about_options
 @server_options
 @reports_errors
-def submit(task: str, model: str, dataset: str, file: str, server: str,
-           token: Optional[str]) -> None:
+def submit(task: str, model: str, dataset: str, file: str, description: Optional[str],
+           url: Optional[str], server: str, token: Optional[str]) -> None:
     """Submit a model's predictions on a dataset (a team's token). FILE is JSON Lines:
     {"id", "pred"} for every example. A model's new submission replaces its entry."""
     with _client(server, token) as client:
-        found = client.submit(task, model, dataset, file)
+        found = client.submit(task, model, dataset, file, description, url)
     click.echo(f"Submission {found['submission']}: {found['model']} ({found['team']}) on "
                f"{found['dataset']}, {found['predictions']} predictions; "
                f"{_jobs(found['queued'])} queued.")

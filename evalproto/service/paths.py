@@ -104,3 +104,8 @@ def task_jobs(task: str) -> str:
 def stats_file(task: str, dataset: str, model: str) -> str:
     """A model's stats file on a dataset."""
     return fill(STATS_FILE, task=task, dataset=dataset, model=model)
+
+
+def dynaboard(task: str, dataset: str) -> str:
+    """A dataset's Dynaboard, in JSON (what its page asks for the intervals)."""
+    return fill(DYNABOARD, task=task, dataset=dataset)
