@@ -58,6 +58,9 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "read_score_file": ("evalproto.readers.metascores", "read_score_file"),
     "read_oasst_replies": ("evalproto.readers.rankings", "read_oasst_replies"),
     "META_STATISTICS": ("evalproto.stats.metaeval", "STATISTICS"),
+    # perturbed datasets: Dynabench's fairness and robustness copies
+    **{name: ("evalproto.api.perturb", name) for name in (
+        "perturb_dataset", "PERTURBATIONS")},
     # Dask
     **{name: ("evalproto.api.cluster", name) for name in ("bag_stats", "bag_score")},
     # errors
