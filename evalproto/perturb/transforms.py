@@ -58,8 +58,9 @@ def made_transforms(kind: str, seed: int) -> Dict[str, List[Transform]]:
     """KINDS[kind] made with AugLy; the names' mapping is drawn from `seed`."""
     try:
         import augly.text as augly_text
-    except ImportError as exc:  # AugLy, nlpaug, or libmagic for python-magic
-        raise SetupError(f"perturbing a dataset needs AugLy, the perturb extra ({exc}): "
+    except ImportError as exc:  # AugLy, nlpaug, requests, or libmagic for python-magic
+        missing = f"{exc.name.partition('.')[0]} is not installed" if exc.name else str(exc)
+        raise SetupError(f"perturbing a dataset needs AugLy, the perturb extra ({missing}): "
                          f"{EXTRA}") from None
     made: Dict[str, List[Transform]] = {}
     for name, declared in KINDS[kind].items():
