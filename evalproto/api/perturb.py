@@ -39,7 +39,9 @@ def perturb_dataset(path: str, kind: str, *, seed: int = 0,
     alone the words of the entities that `entities` finds in a text (a function from a
     text to its entities' texts; by default spaCy's en_core_web_sm where it is
     installed, and otherwise none: every name of the swap is swapped). Seeded as
-    Dynabench seeds (`seed`, a whole number): the same seed gives the same copies."""
+    Dynabench seeds (`seed`, a whole number): the same seed gives the same copies.
+    AugLy draws from Python's and numpy's global generators, which are seeded for each
+    copy and restored at the end: two calls at once in threads draw from each other's."""
     if kind not in KINDS:
         raise UsageProblem(f"`kind` must be one of {', '.join(KINDS)}, not {kind!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

@@ -59,8 +59,9 @@ def perturbed_examples(path: str, examples: Sequence[Example], kind: str, seed: 
     generators are as they were afterwards."""
     chosen = [text_fields(path, number, row, fields) for number, _, row in examples]
     transforms = made_transforms(kind, seed)
-    if kind == "fairness" and entities is None:
-        entities = installed_finder()
+    finder = None
+    if kind == "fairness":
+        finder = entities if entities is not None else installed_finder()
     kept = random.getstate(), np.random.get_state()
     phase = progress.start(f"perturb: {kind}", len(examples))
     copies = []
@@ -68,8 +69,7 @@ def perturbed_examples(path: str, examples: Sequence[Example], kind: str, seed: 
         with in_this_thread():
             for (_, key, row), keys in zip(examples, chosen):
                 for name, steps in transforms.items():
-                    copy = _copy(kind, key, row, keys, name, steps, seed,
-                                 entities if kind == "fairness" else None)
+                    copy = _copy(kind, key, row, keys, name, steps, seed, finder)
                     if copy is not None:
                         copies.append(copy)
                 phase.advance()
@@ -84,10 +84,10 @@ def _copy(kind: str, key: str, row: Dict[str, Any], keys: Sequence[str], name: s
           steps: Sequence[Any], seed: int, entities: Optional[EntityFinder]
           ) -> Optional[Dict[str, Any]]:
     """One transform's copy of an example, or None if it changed no field."""
+    id_field = ID_FIELDS[0] if ID_FIELDS[0] in row else ID_FIELDS[1]
     copy = dict(row)
-    copy["input_id"] = row["uid" if "uid" in row else "id"]
-    copy_id = f"{key}_{name}"
-    copy["uid" if "uid" in row else "id"] = copy_id
+    copy["input_id"] = row[id_field]
+    copy_id = copy[id_field] = f"{key}_{name}"
     seed_generators(seed_for(seed, copy_id))
     any_changed = False
     for field in keys:
