@@ -297,7 +297,10 @@ def test_another_process_with_other_hashes_gives_the_same_bytes(tmp_path):
                                  "3").output.encode("utf-8")
 
 
-def test_the_callers_generators_are_left_as_they_were():
+def test_the_callers_generators_and_nlpaug_are_left_as_they_were():
+    from nlpaug.base_augmenter import Augmenter
+
+    pooled = Augmenter.__dict__["_parallel_augment"]
     random.seed(42)
     np.random.seed(42)
     expected = random.random(), np.random.random()
@@ -305,6 +308,7 @@ def test_the_callers_generators_are_left_as_they_were():
     np.random.seed(42)
     evalproto.perturb_dataset(DEV, "robustness", seed=9)
     assert (random.random(), np.random.random()) == expected
+    assert Augmenter.__dict__["_parallel_augment"] is pooled
 
 
 # the copies
