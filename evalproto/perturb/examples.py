@@ -58,14 +58,14 @@ def perturbed_examples(path: str, examples: Sequence[Example], kind: str, seed: 
     pipeline where it is installed) are left alone. Python's and numpy's global
     generators are as they were afterwards."""
     chosen = [text_fields(path, number, row, fields) for number, _, row in examples]
-    transforms = made_transforms(kind, seed)
-    finder = None
-    if kind == "fairness":
-        finder = entities if entities is not None else installed_finder()
-    kept = random.getstate(), np.random.get_state()
-    phase = progress.start(f"perturb: {kind}", len(examples))
-    copies = []
+    kept = random.getstate(), np.random.get_state()  # importing AugLy draws too
     try:
+        transforms = made_transforms(kind, seed)
+        finder = None
+        if kind == "fairness":
+            finder = entities if entities is not None else installed_finder()
+        phase = progress.start(f"perturb: {kind}", len(examples))
+        copies = []
         with in_this_thread():
             for (_, key, row), keys in zip(examples, chosen):
                 for name, steps in transforms.items():
@@ -73,11 +73,11 @@ def perturbed_examples(path: str, examples: Sequence[Example], kind: str, seed: 
                     if copy is not None:
                         copies.append(copy)
                 phase.advance()
+        phase.close()
+        return copies
     finally:
         random.setstate(kept[0])
         np.random.set_state(kept[1])
-        phase.close()
-    return copies
 
 
 def _copy(kind: str, key: str, row: Dict[str, Any], keys: Sequence[str], name: str,
