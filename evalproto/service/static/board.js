@@ -192,7 +192,11 @@
       Array.from(address.searchParams.keys()).forEach(function (key) {
         if (key.indexOf("weight.") === 0) { address.searchParams.delete(key); }
       });
-      address.searchParams.set("weights", weightsText(Object.keys(weights), weights, "="));
+      address.searchParams.delete("weights");
+      var query = address.searchParams.toString();
+      var chosen = encodeURIComponent(weightsText(Object.keys(weights), weights, "="))
+        .replace(/%3D/g, "=").replace(/%2C/g, ",");  // readable: metric=weight,...
+      address.search = (query ? query + "&" : "") + "weights=" + chosen;
       window.history.replaceState(null, "", address.toString());
     }
     if (timer !== null) { window.clearTimeout(timer); }
