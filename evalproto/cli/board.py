@@ -223,6 +223,28 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
                f"{_jobs(found['queued'])} queued for the stored submissions.")
 
 
+def wait_options(command: Callable) -> Callable:
+    """--wait and --wait-timeout: first wait for the task's jobs to end."""
+    command = click.option(
+        "--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
+        metavar="SECONDS", help="With --wait: give up after this long (exit status 1). "
+                                "[default: wait for as long as it takes]")(command)
+    return click.option("--wait", is_flag=True, help="First wait until no job of the task "
+                                                     "is queued or running.")(command)
+
+
+def _wait(client: Any, task: str, wait: bool, wait_timeout: Optional[float]) -> None:
+    """Wait for the task's jobs to end, if asked (within `wait_timeout`)."""
+    if wait_timeout is not None and not wait:
+        raise click.UsageError("--wait-timeout goes with --wait")
+    if wait:
+        left = client.wait(task, wait_timeout)
+        if left is not None:
+            raise click.ClickException(
+                f"the jobs of {task!r} did not end within {wait_timeout:g} s "
+                f"({left['queued']} queued, {left['running']} running)")
+
+
 @command.command("leaderboard", context_settings=CONTEXT)
 @click.argument("task")
 @click.argument("dataset", required=False)
@@ -231,12 +253,7 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
               help="json: one object per (model, dataset, metric).")
 @click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of the scores in the text table.")
-@click.option("--wait", is_flag=True,
-              help="First wait until no job of the task is queued or running.")
-@click.option("--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
-              metavar="SECONDS",
-              help="With --wait: give up after this long (exit status 1). [default: "
-                   "wait for as long as it takes]")
+@wait_options
 @server_options
 @reports_errors
 def leaderboard(task: str, dataset: Optional[str], output_format: str, width: int,
@@ -246,14 +263,7 @@ def leaderboard(task: str, dataset: Optional[str], output_format: str, width: in
     its 95% bootstrap interval, its rank range from the all-pairs test, and its
     per-tag scores, sorted by the task's perf metric."""
     with _client(server, token) as client:
-        if wait_timeout is not None and not wait:
-            raise click.UsageError("--wait-timeout goes with --wait")
-        if wait:
-            left = client.wait(task, wait_timeout)
-            if left is not None:
-                raise click.ClickException(
-                    f"the jobs of {task!r} did not end within {wait_timeout:g} s "
-                    f"({left['queued']} queued, {left['running']} running)")
+        _wait(client, task, wait, wait_timeout)
         board = client.leaderboard(task, dataset)
     if output_format == "json":
         text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
@@ -274,14 +284,17 @@ def leaderboard(task: str, dataset: Optional[str], output_format: str, width: in
               help='json: one object per model: "model", "dynascore", "interval", ...')
 @click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of the figures in the text table.")
+@wait_options
 @server_options
 @reports_errors
 def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: str,
-              width: int, server: str, token: Optional[str]) -> None:
+              width: int, wait: bool, wait_timeout: Optional[float], server: str,
+              token: Optional[str]) -> None:
     """Print a dataset's Dynaboard: each model's Dynascore (Dynabench's, weighing the
     perf metric against fairness, robustness, throughput and memory) with its 95%
     bootstrap interval, best first."""
     with _client(server, token) as client:
+        _wait(client, task, wait, wait_timeout)
         board = client.dynaboard(task, dataset, weights)
     if output_format == "json":
         text = "".join(json.dumps(model, ensure_ascii=False) + "\n"

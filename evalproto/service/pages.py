@@ -147,7 +147,7 @@ def task_page(service: ServiceDep, request: Request, task: str, round: Optional[
 
     if notice is not None:
         return answer(make())
-    key = ("task", task, chosen, sort, weighed and format_weights(weighed))
+    key = ("task", task, chosen, sort, weighed and format_weights(weighed), weights_problem)
     return answer(service.kept.get(key, version, make, earlier=True))
 
 
