@@ -114,31 +114,52 @@ class Resampled:
 def resample_board(inputs: BoardInputs, samples: int = 1000,
                    seed: Optional[int] = DEFAULT_SEED) -> Resampled:
     """The figures of `samples` resamples of the original dataset's segments (with
-    their copies), drawn jointly across the models with the leaderboard's seed (so the
-    perf metric's resamples are its interval's): the perf and delta metrics computed
-    again on each, throughput and memory held."""
-    metrics = [inputs.perf_name, *inputs.deltas, *inputs.measured]
-    point = np.column_stack([
-        inputs.perf_scores,
-        *[[mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
-        *[inputs.measured[name] for name in inputs.measured]]).astype(np.float64)
-    resampled = np.empty((samples, len(inputs.models), len(metrics)))
-    metric = _loaded(inputs.perf)
-    figures = resampled_figures(inputs.perf_rows, figures_of(metric.source), samples, seed,
+    their copies), drawn alike for every model with the leaderboard's seed (so the perf
+    metric's resamples are its interval's): the perf and delta metrics computed again
+    on each, throughput and memory held."""
+    point = [inputs.perf_scores,
+             *[[mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
+             *[inputs.measured[name] for name in inputs.measured]]
+    columns = [perf_columns(inputs.perf, inputs.perf_rows, samples, seed),
+               *[delta_columns(inputs.deltas[name], samples, seed) for name in inputs.deltas],
+               *[[np.full(samples, float(value)) for value in inputs.measured[name]]
+                 for name in inputs.measured]]
+    return assembled(inputs.models, [inputs.perf_name, *inputs.deltas, *inputs.measured],
+                     point, columns)
+
+
+def perf_columns(spec: MetricSpec, rows: Sequence[np.ndarray], samples: int,
+                 seed: Optional[int]) -> List[np.ndarray]:
+    """Each model's perf figure on each resample. The draws depend on the segments,
+    the samples and the seed alone, so a model's column is the same whichever models
+    it is computed with: a server computes each once."""
+    metric = _loaded(spec)
+    figures = resampled_figures(rows, figures_of(metric.source), samples, seed,
                                 getattr(metric.source, "resample_dtype", np.float64))
-    for number, found in enumerate(figures):
-        resampled[:, number, 0] = found[MAIN]
-    for column, name in enumerate(inputs.deltas, 1):
-        done = 0
-        for sums in resampled_sums(inputs.deltas[name], samples, seed):
-            for number, total in enumerate(sums):
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    resampled[done:done + len(total), number, column] = total[:, 0] / total[:, 1]
-            done += len(sums[0])
-    for column, name in enumerate(inputs.measured, 1 + len(inputs.deltas)):
-        resampled[:, :, column] = np.asarray(inputs.measured[name])
-    resampled = np.nan_to_num(resampled, nan=0.0)  # a resample that drew no copies
-    return Resampled(list(inputs.models), metrics, point, resampled)
+    return [np.asarray(found[MAIN], dtype=np.float64) for found in figures]
+
+
+def delta_columns(rows: Sequence[np.ndarray], samples: int,
+                  seed: Optional[int]) -> List[np.ndarray]:
+    """Each model's delta metric (its (delta, has copies) rows) on each resample: 0 on
+    a resample that drew no example with copies."""
+    parts: List[List[np.ndarray]] = [[] for _ in rows]
+    for sums in resampled_sums(rows, samples, seed):
+        for part, total in zip(parts, sums):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                part.append(total[:, 0] / total[:, 1])
+    return [np.nan_to_num(np.concatenate(part), nan=0.0) for part in parts]
+
+
+def assembled(models: Sequence[str], metrics: Sequence[str],
+              point: Sequence[Sequence[float]],
+              columns: Sequence[Sequence[np.ndarray]]) -> Resampled:
+    """A board's figures from each metric's point values and resampled columns (one a
+    model, in the models' order)."""
+    resampled = np.stack([np.stack(list(per_model), axis=-1) for per_model in columns],
+                         axis=-1)  # (samples, models, metrics)
+    return Resampled(list(models), list(metrics),
+                     np.column_stack(list(point)).astype(np.float64), resampled)
 
 
 def weigh(board: Resampled, weights: Mapping[str, float], directions: Mapping[str, float],

@@ -184,6 +184,6 @@ def format_dynaboard(board: Mapping[str, Any], width: int = 1) -> str:
                        for metric in metrics)])
     lines += _aligned(rows)
     for left in board["left_out"]:
-        lines.append(f"Left out: {escape(left['metric'])} (models without it: "
-                     f"{escape(', '.join(left['models_without']))}).")
+        lines.append(f"Left out: {escape(left['model'])} ({escape(left['team'])}), without "
+                     f"{escape(', '.join(left['without']))}.")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ import logging
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from sqlalchemy.engine import Connection, Engine, Row
 
@@ -37,6 +37,8 @@ from evalproto.service.standings import DatasetText, Placed, Standings, Wanted
 log = logging.getLogger("evalproto.service")
 
 RANKING = "ranking"
+KEPT_SCORES = 1_000_000
+"""Evaluations' scores kept in memory (a few dozen MB at most) before starting afresh."""
 """The status of an entry scored, whose interval and rank are being computed."""
 
 
@@ -71,6 +73,25 @@ class Boards:
         self.deltas = deltas
         self._lock = threading.Lock()
         self._texts: Dict[int, DatasetText] = {}
+        self._scores: Dict[int, Optional[float]] = {}
+
+    def scores(self, connection: Connection, evaluation_ids: Sequence[int]
+               ) -> Dict[int, Optional[float]]:
+        """The corpus scores stored with these evaluations, each read once: an
+        evaluation is never changed, and reading its score reads its rows (see
+        store.evaluations_of)."""
+        with self._lock:
+            found = {number: self._scores[number] for number in evaluation_ids
+                     if number in self._scores}
+        missing = [number for number in evaluation_ids if number not in found]
+        if missing:
+            read = store.evaluation_scores(connection, missing)
+            with self._lock:
+                if len(self._scores) > KEPT_SCORES:
+                    self._scores.clear()
+                self._scores.update(read)
+            found.update(read)
+        return found
 
     # -- tasks and datasets --------------------------------------------------------------
 
@@ -199,7 +220,7 @@ class Boards:
         scores: Dict[int, Optional[float]] = {}
         if ranking:  # scored, not ranked yet (wait=False): shown by their scores
             with reading(self.engine) as connection:
-                scores = store.evaluation_scores(connection, ranking)
+                scores = self.scores(connection, ranking)
             perf_scores = {row.model: places[perf.id][row.model].score
                            if row.model in places[perf.id]
                            else scores[evaluations[perf.id][row.predictions_id].id]
@@ -259,7 +280,7 @@ class Boards:
             task = store.task(connection, check_name(task_name, "task"))
             model = store.model(connection, task.id, check_name(model_name, "model"))
             history = store.model_submissions(connection, model.id)
-            records = _submission_records(connection, task.id, history)
+            records = _submission_records(connection, task.id, history, self.scores)
             runs = [_run_record(run) for run in store.model_runs(connection, model.id)]
         return {"task": task.name, "model": model.name, "team": model.team,
                 "description": model.description, "url": model.url,
@@ -273,7 +294,7 @@ class Boards:
             raise NotFound(f"no submission {submission_id}")
         with reading(self.engine) as connection:
             row = store.submission(connection, submission_id)
-            (record,) = _submission_records(connection, row.task_id, [row])
+            (record,) = _submission_records(connection, row.task_id, [row], self.scores)
             record["task"] = store.task_name(connection, row.task_id)
         return record
 
@@ -364,16 +385,19 @@ def _base(task: Row, dataset: Row, model: str, team: str) -> Dict[str, Any]:
             "model": model, "team": team}
 
 
-def _submission_records(connection: Connection, task_id: int,
-                        rows: Sequence[Row]) -> List[Dict[str, Any]]:
-    """Submissions with each metric's corpus score (as stored with the rows) or job."""
+def _submission_records(connection: Connection, task_id: int, rows: Sequence[Row],
+                        read_scores: Callable[[Connection, Sequence[int]],
+                                         Dict[int, Optional[float]]]
+                        ) -> List[Dict[str, Any]]:
+    """Submissions with each metric's corpus score (as stored with the rows, read by
+    `read_scores`) or job."""
     metric_rows = store.task_metrics(connection, task_id)
     states = store.job_states(connection, [row.id for row in rows])
     found = {(row.id, metric.id): store.evaluations_of(
         connection, row.dataset_id, [row.predictions_id], metric.signature).get(
         row.predictions_id) for row in rows for metric in metric_rows}
-    stored = store.evaluation_scores(connection, [evaluation.id for evaluation in
-                                                  found.values() if evaluation is not None])
+    stored = read_scores(connection, [evaluation.id for evaluation in found.values()
+                                      if evaluation is not None])
     records = []
     for row in rows:
         scores = []

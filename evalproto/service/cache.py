@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Tuple
 
-KEPT_PAGES = 64
+KEPT_PAGES = 256
 
 
 class Kept:

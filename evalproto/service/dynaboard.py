@@ -1,10 +1,11 @@
 """A dataset's Dynaboard: each model's Dynascore (Dynabench's, evalproto.stats.dynascore)
-over the task's perf metric and what else every model of the board has: the delta
-metrics of the dataset's perturbed copies (fairness, robustness), and the throughput
-and memory the server measured of the models it runs; with each Dynascore's 95%
-bootstrap interval from the stored rows (evalproto.api.dynaboard). The weights are the
-user's, else the task's, else Dynabench's (the perf metric 4, the others 1). A metric
-that some models lack is left out, and said so.
+over the task's perf metric, the delta metrics of the dataset's perturbed copies
+(fairness, robustness) and, on a task whose models the server runs, the throughput and
+memory it measured; with each Dynascore's 95% bootstrap interval from the stored rows
+(evalproto.api.dynaboard). The weights are the user's, else the task's, else
+Dynabench's (the perf metric 4, the others 1). As on Dynabench, a model that lacks one
+of these metrics (no predictions on a copy yet) is left out, and said so: one team's
+missing copy does not take a metric from everyone's board.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import threading
 from collections import OrderedDict
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+import numpy as np
 from sqlalchemy.engine import Row
 
 from evalproto.api.board import rows_from_bytes
 from evalproto.api.dynaboard import (
-    BoardInputs,
-    Resampled,
+    assembled,
     default_weights,
-    resample_board,
+    delta_columns,
+    mean_delta,
+    perf_columns,
     weigh,
 )
 from evalproto.base.numerals import plain_data
@@ -31,21 +34,23 @@ from evalproto.service.database import reading
 from evalproto.service.errors import Invalid
 from evalproto.service.measured import MEASURED
 from evalproto.service.names import check_name
-from evalproto.service.standings import Wanted
 from evalproto.sources.specs import MetricSpec
 
-KEPT_BOARDS = 64
+KEPT_COLUMNS = 8192
+"""Resampled columns kept (a model's perf or delta metric on each resample: 8 KB each
+at 1,000 resamples)."""
 
 
 class Dynaboards:
-    """The Dynaboards of one database: their resamples computed in the standings'
-    workers and kept by what they were computed from, weighed as each reader asks."""
+    """The Dynaboards of one database: each model's resampled figures computed in the
+    standings' workers once (a new model costs its own), the board assembled and
+    weighed as each reader asks."""
 
     def __init__(self, boards: Boards, instance_memory: float) -> None:
         self.boards = boards
         self.instance_memory = instance_memory
-        self._lock = threading.Lock()
-        self._kept: OrderedDict[Any, Resampled] = OrderedDict()
+        self._computing = threading.Lock()
+        self._columns: OrderedDict[Tuple[Any, ...], np.ndarray] = OrderedDict()
 
     def board(self, task_name: str, dataset_name: str,
               weights: Optional[Mapping[str, float]] = None,
@@ -67,28 +72,32 @@ class Dynaboards:
             gathered = self.boards.gather(connection, dataset, metric_rows)
             perf = next(row for row in metric_rows if row.spec == task.perf)
             scored = gathered.scored(perf)
-        models = [row for row in gathered.current if row.model in scored]
-        if not models:
-            raise Invalid(f"no model has been scored on {dataset_name!r} yet: the Dynaboard "
-                          f"has nothing to weigh")
-        left_out: List[Dict[str, Any]] = []
-        copies = []
-        for copy, on_copy in sorted(gathered.copies, key=lambda pair: str(pair[0].kind)):
-            lacking = [row.model for row in models if row.model not in on_copy]
+            runs = any(row.command for row in store.task_models(connection, task.id))
+            perf_scores = self.boards.scores(connection, list(scored.values()))
+        finite = {number: score for number, score in perf_scores.items() if score is not None}
+        scored = {model: number for model, number in scored.items() if number in finite}
+        copies = sorted(gathered.copies, key=lambda pair: str(pair[0].kind))
+        measured_names = list(MEASURED) if runs else []
+        models, left_out = [], []
+        for row in gathered.current:  # Dynabench's: only models with every metric
+            lacking = ([perf.spec] if row.model not in scored else []) + [
+                name for name in measured_names
+                if getattr(row, MEASURED[name][0]) is None] + [
+                str(copy.kind) for copy, on_copy in copies if row.model not in on_copy]
             if lacking:
-                left_out.append({"metric": copy.kind, "models_without": lacking})
+                left_out.append({"model": row.model, "team": row.team, "without": lacking})
             else:
-                copies.append((copy, [on_copy[row.model].predictions_id for row in models]))
-        measured: Dict[str, List[float]] = {}
-        for name, (column, _, _) in MEASURED.items():
-            values = [getattr(row, column) for row in models]
-            if all(value is not None for value in values):
-                measured[name] = values
-            elif any(value is not None for value in values):
-                left_out.append({"metric": name, "models_without": [
-                    row.model for row, value in zip(models, values) if value is None]})
+                models.append(row)
+        names = [perf.spec, *measured_names, *(str(copy.kind) for copy, _ in copies)]
+        if not models:
+            raise Invalid(f"no model of {dataset_name!r} has every metric of its Dynaboard "
+                          f"yet ({', '.join(names)})")
+        measured = {name: [float(getattr(row, MEASURED[name][0])) for row in models]
+                    for name in measured_names}
+        copies_of = [(copy, [on_copy[row.model].predictions_id for row in models])
+                     for copy, on_copy in copies]
         # Dynabench's order: perf, throughput, memory, fairness, robustness.
-        metrics = [perf.spec, *measured, *(str(copy.kind) for copy, _ in copies)]
+        metrics = names
         if others and weights is not None:
             weights = {metric: weights[metric] for metric in metrics if metric in weights}
         chosen = self._weights(task, metrics, weights)
@@ -97,20 +106,19 @@ class Dynaboards:
             directions[perf.spec] = -1.0
         offsets = {"memory": self.instance_memory} if "memory" in metrics else {}
         standings = self.boards.standings
-        key = (dataset.id, perf.signature, standings.samples, standings.seed,
-               tuple((row.model, row.predictions_id, scored[row.model]) for row in models),
-               tuple((copy.id, tuple(ids)) for copy, ids in copies),
-               tuple((name, tuple(values)) for name, values in measured.items()))
-        with self._lock:
-            resampled = self._kept.get(key)
-        if resampled is None:
-            inputs = self._inputs(perf, dataset, gathered, models, scored, copies, measured)
-            resampled = standings.submit(resample_board, inputs, standings.samples,
-                                         standings.seed).result()
-            with self._lock:
-                self._kept[key] = resampled
-                while len(self._kept) > KEPT_BOARDS:
-                    self._kept.popitem(last=False)
+        with self._computing:  # one reader computes what is missing; the next finds it
+            perf_columns = self._perf_columns(perf, gathered, models, scored)
+            deltas = [self._delta_columns(perf, dataset, copy, models, ids)
+                      for copy, ids in copies_of]
+        resampled = assembled(
+            [row.model for row in models],
+            [perf.spec, *(str(copy.kind) for copy, _ in copies_of), *measured],
+            [[finite[scored[row.model]] for row in models],
+             *[[mean_delta(rows) for rows in delta_rows] for delta_rows, _ in deltas],
+             *measured.values()],
+            [perf_columns, *[columns for _, columns in deltas],
+             *[[np.full(standings.samples, float(value)) for value in values]
+               for values in measured.values()]])
         lines = weigh(resampled, chosen, directions, offsets)
         teams = {row.model: row.team for row in models}
         return plain_data({
@@ -126,24 +134,46 @@ class Dynaboards:
                         "scores": line.scores, "normalized": line.normalized}
                        for number, line in enumerate(lines, 1)]})
 
-    def _inputs(self, perf: Row, dataset: Row, gathered: Gathered, models: List[Row],
-                scored: Dict[str, int], copies: List[Tuple[Row, List[int]]],
-                measured: Dict[str, List[float]]) -> BoardInputs:
-        """What a Dynaboard is computed from: the perf metric's stored rows and scores,
-        each complete copy's delta rows, the measured values."""
-        with reading(self.boards.engine) as connection:
-            stored = store.evaluation_rows(connection, list(scored.values()))
-        (placed,) = self.boards.standings.of([Wanted(perf, gathered.text, dataset.id, scored)])
-        inputs = BoardInputs(MetricSpec(perf.kind, perf.spec), perf.spec,
-                             [row.model for row in models],
-                             [rows_from_bytes(stored[scored[row.model]], len(gathered.text.ids))
-                              for row in models],
-                             [placed[row.model].score for row in models], measured=measured)
-        for copy, ids in copies:
-            inputs.deltas[str(copy.kind)] = [
-                self.boards.deltas.rows(perf, dataset, copy, row.predictions_id, on_copy)
-                for row, on_copy in zip(models, ids)]
-        return inputs
+    def _perf_columns(self, perf: Row, gathered: Gathered, models: List[Row],
+                      scored: Dict[str, int]) -> List[np.ndarray]:
+        """Each model's perf figure on each resample, computed once per evaluation (the
+        draws depend on the dataset alone: see evalproto.api.dynaboard.perf_columns)."""
+        keys = [("perf", scored[row.model]) for row in models]
+        missing = [key for key in dict.fromkeys(keys) if key not in self._columns]
+        if missing:
+            with reading(self.boards.engine) as connection:
+                stored = store.evaluation_rows(connection, [key[1] for key in missing])
+            rows = [rows_from_bytes(stored[key[1]], len(gathered.text.ids)) for key in missing]
+            standings = self.boards.standings
+            found = standings.submit(perf_columns, MetricSpec(perf.kind, perf.spec), rows,
+                                     standings.samples, standings.seed).result()
+            self._keep(zip(missing, found))
+        return [self._columns[key] for key in keys]
+
+    def _delta_columns(self, perf: Row, dataset: Row, copy: Row, models: List[Row],
+                       copy_predictions: List[int]) -> Tuple[List[np.ndarray],
+                                                             List[np.ndarray]]:
+        """Each model's (delta, has copies) rows on a copy, and its delta metric on each
+        resample, computed once per pair of predictions."""
+        rows = [self.boards.deltas.rows(perf, dataset, copy, row.predictions_id, on_copy)
+                for row, on_copy in zip(models, copy_predictions)]
+        keys = [("delta", perf.signature, copy.id, row.predictions_id, on_copy)
+                for row, on_copy in zip(models, copy_predictions)]
+        missing = {key: found for key, found in zip(keys, rows) if key not in self._columns}
+        if missing:
+            standings = self.boards.standings
+            computed = standings.submit(delta_columns, list(missing.values()),
+                                        standings.samples, standings.seed).result()
+            self._keep(zip(missing, computed))
+        return rows, [self._columns[key] for key in keys]
+
+    def _keep(self, found: Any) -> None:
+        """Keep these (key, column) pairs, the oldest let go beyond KEPT_COLUMNS."""
+        for key, column in found:
+            self._columns[key] = column
+            self._columns.move_to_end(key)
+        while len(self._columns) > KEPT_COLUMNS:
+            self._columns.popitem(last=False)
 
     @staticmethod
     def _weights(task: Any, metrics: List[str],

@@ -25,6 +25,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from evalproto.base.version import __version__
 from evalproto.reports.report import decimals, fixed
 from evalproto.service import actions, auth, paths
+from evalproto.service.boards import RANKING
 from evalproto.service.context import Service
 from evalproto.service.deps import REFUSALS, ServiceDep
 from evalproto.service.errors import Invalid
@@ -167,11 +168,12 @@ def _page_weights(text: Optional[str]) -> Tuple[Optional[Dict[str, float]], Opti
 def _dynaboard(service: Service, task: str, shown: Section,
                weights: Optional[Dict[str, float]]) -> Optional[Dynaboard]:
     """A dataset's Dynaboard as its section shows it: none on a perturbed copy or a
-    dataset without submissions; while new scores are being ranked, a note that it
-    follows."""
+    dataset without submissions; while new scores of the perf metric are being ranked,
+    a note that it follows."""
     if shown.perturbation_of is not None or not shown.lines:
         return None
-    if shown.ranking:
+    if any(cell.status == RANKING for line in shown.lines for cell in line.cells
+           if cell.key == shown.perf):
         return Dynaboard(shown.dataset, problem="The Dynaboard follows when the new scores "
                                                 "are ranked.")
     try:

@@ -488,7 +488,7 @@ def dynaboard(found: Mapping[str, Any]) -> Dynaboard:
                                 model["normalized"][metric.metric],
                                 fixed(model["scores"][metric.metric], metric.places, "n/a"))
                        for metric in metrics]) for model in found["models"]]
-    left_out = [f"{item['metric']} (not measured for {', '.join(item['models_without'])})"
+    left_out = [f"{item['model']} ({item['team']}), without {', '.join(item['without'])}"
                 for item in found["left_out"]]
     return Dynaboard(found["dataset"], metrics, lines, left_out, found["samples"])
 

@@ -14,7 +14,7 @@ import pytest
 import evalproto
 
 from .boardpages import parse
-from .conftest import jsonl
+from .conftest import jsonl, until
 from .test_service_models import model_file, nli_rows
 
 
@@ -320,7 +320,11 @@ def test_a_team_says_what_its_model_is_at_submit_time(board, tmp_path):
 def page_dynaboard(server, query=""):
     """The dev section's Dynaboard on the task page: (its rows' models, Dynascores as
     data-value holds them, the sliders' {metric: value})."""
-    document = parse(server.request("GET", f"/tasks/nli{query}", None).text)
+    def made():  # once the new scores are ranked (the page's script polls as well)
+        document = parse(server.request("GET", f"/tasks/nli{query}", None).text)
+        return [] if document.xpath("//p[contains(., 'The Dynaboard follows')]") else [document]
+
+    (document,) = until(made, "the page's Dynaboard")
     rows = document.xpath("//section[@id='dataset-dev']//table[@class='dynaboard']/tbody/tr")
     sliders = {slider.get("aria-label"): slider.get("value")
                for slider in document.xpath("//input[@type='range']")}
@@ -400,3 +404,47 @@ def test_a_new_submission_on_a_copy_changes_the_dynaboard(board, tmp_path):
         rows, copies["robustness"], files["model-0"]["dev"], flipped))
     assert scores["model-0"]["robustness"] != {
         model["model"]: model["scores"] for model in before["models"]}["model-0"]["robustness"]
+
+
+def test_a_model_without_predictions_on_a_copy_is_left_out_as_on_dynabench(board, tmp_path):
+    server, rows, _, _, _ = board
+    before = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    token = server.ok("POST", "/api/teams", json={"name": "lab-d"})["token"]
+    server.ok("POST", "/api/tasks/nli/datasets/dev/models/late", token,
+              content=jsonl(tmp_path / "late.jsonl", predictions(rows, 16)).read_bytes())
+    server.wait("nli")
+    found = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    assert [metric["metric"] for metric in found["metrics"]] == [
+        "exact-match", "fairness", "robustness"]  # the metrics stay
+    assert found["left_out"] == [{"model": "late", "team": "lab-d",
+                                  "without": ["fairness", "robustness"]}]
+    assert found["models"] == before["models"]  # the others' board is as it was
+    text = server.board("dynaboard", "nli", "dev").stdout
+    assert text.endswith("Left out: late (lab-d), without fairness, robustness.\n")
+    until(lambda: "Left out: late (lab-d), without fairness, robustness." in parse(
+        server.request("GET", "/tasks/nli", None).text).xpath(
+        "string(//section[@id='dataset-dev'])"), "the page's Dynaboard, once ranked")
+
+
+def test_a_copy_no_model_has_predicted_yet_leaves_no_dynaboard(start_service, tmp_path):
+    server = start_service(f"sqlite:///{tmp_path / 'board.db'}")
+    server.ok("POST", "/api/tasks", json={"name": "nli", "metrics": [{"spec": "exact-match"}]})
+    rows = nli_rows(0, 12)
+    server.ok("POST", "/api/tasks/nli/datasets/dev",
+              content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
+    token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
+    server.ok("POST", "/api/tasks/nli/datasets/dev/models/m", token,
+              content=jsonl(tmp_path / "m.jsonl", predictions(rows, 16)).read_bytes())
+    server.wait("nli")
+    alone = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    assert [model["model"] for model in alone["models"]] == ["m"]
+    server.ok("POST", "/api/tasks/nli/datasets/dev-fair", params={
+        "perturbation_of": "dev", "kind": "fairness"},
+        content=jsonl(tmp_path / "copy.jsonl", copies_of(rows, "fairness")).read_bytes())
+    response = server.request("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    assert response.status_code == 400
+    assert response.json()["error"] == ("no model of 'dev' has every metric of its Dynaboard "
+                                        "yet (exact-match, fairness)")
+    page = parse(server.request("GET", "/tasks/nli", None).text)
+    assert "No Dynaboard: no model of 'dev' has every metric" in page.xpath(
+        "string(//section[@id='dataset-dev'])")
