@@ -18,6 +18,7 @@ from evalproto.cli.options import CONTEXT, Decimals, WholeNumbers, apply, report
 from evalproto.service.names import check_name
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
+EXPORT_FORMATS = ("stats", "csv", "latex", "json")
 EXTRA = "pip install 'evalproto[serve]'"
 
 
@@ -280,14 +281,42 @@ def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: st
 @command.command("export", context_settings=CONTEXT)
 @click.argument("task")
 @click.argument("dataset")
-@click.option("-o", "--output", "directory", required=True, metavar="DIR",
-              help="The directory to write MODEL.stats files into (made if need be).")
+@click.option("-f", "--format", "export_format", type=click.Choice(EXPORT_FORMATS),
+              default="stats", show_default=True,
+              help="stats: each model's stats file, MODEL.stats in the directory -o; csv, "
+                   "latex (a tabular) or json: the dataset's leaderboard as one file.")
+@click.option("-o", "--output", required=True, metavar="DIR|FILE",
+              help="--format stats: the directory to write the stats files into (made if "
+                   "need be); else the file to write (- for standard output).")
 @server_options
 @reports_errors
-def export(task: str, dataset: str, directory: str, server: str,
+def export(task: str, dataset: str, export_format: str, output: str, server: str,
            token: Optional[str]) -> None:
-    """Write each model's stats file of a dataset, for `evalproto reduce` and
-    `evalproto report --stats`."""
+    """Write a dataset's leaderboard: each model's stats file (for `evalproto reduce`
+    and `evalproto report --stats`), or the board as CSV, a LaTeX tabular or JSON: a
+    row per model with its rank, team, each metric's score with the half width of its
+    95% bootstrap interval, the Dynascore with its interval where the dataset has a
+    Dynaboard, and the submission with its time."""
+    if export_format == "stats":
+        if output == "-":
+            raise click.UsageError("--format stats writes a file per model into a "
+                                   "directory; -o - takes --format csv, latex or json")
+        _export_stats(task, dataset, output, server, token)
+        return
+    if os.path.isdir(output):
+        raise click.UsageError(f"{output} is a directory; --format {export_format} writes "
+                               f"one file: name it (or - for standard output)")
+    with _client(server, token) as client:
+        text = client.board_file(task, dataset, export_format)
+    api.write_output(output, text)
+    if output != "-":
+        click.echo(f"Wrote the leaderboard of {task} / {dataset} as {export_format} to "
+                   f"{output}.", err=True)
+
+
+def _export_stats(task: str, dataset: str, directory: str, server: str,
+                  token: Optional[str]) -> None:
+    """Write each model's stats file of a dataset into `directory`."""
     with _client(server, token) as client:
         plan = client.export(task, dataset)
         for model in plan["models"]:  # a file is named after each: no path from a server

@@ -156,6 +156,10 @@ class Client:
         """A model's stats file on a dataset, as text."""
         return self._call("GET", paths.stats_file(task, dataset, model)).text
 
+    def board_file(self, task: str, dataset: str, board_format: str) -> str:
+        """A dataset's leaderboard as a file's text: csv, latex or json."""
+        return self._call("GET", paths.board_file(task, dataset, board_format)).text
+
 
 def checked_token(token: str) -> str:
     """`token`, if it can be one (the message never shows it)."""

@@ -24,6 +24,7 @@ SUBMISSION = "/api/submissions/{submission}"
 EXPORT = "/api/tasks/{task}/datasets/{dataset}/stats"
 DYNABOARD = "/api/tasks/{task}/datasets/{dataset}/dynaboard"
 STATS_FILE = "/api/tasks/{task}/datasets/{dataset}/stats/{model}"
+BOARD_FILE = "/api/tasks/{task}/datasets/{dataset}/export"
 TEAMS = "/api/teams"
 OPENAPI = "/openapi.json"
 
@@ -104,3 +105,9 @@ def task_jobs(task: str) -> str:
 def stats_file(task: str, dataset: str, model: str) -> str:
     """A model's stats file on a dataset."""
     return fill(STATS_FILE, task=task, dataset=dataset, model=model)
+
+
+def board_file(task: str, dataset: str, board_format: str) -> str:
+    """A dataset's leaderboard as a file: csv, latex or json."""
+    return fill(BOARD_FILE, {"format": board_format}, task=task, dataset=dataset)
+

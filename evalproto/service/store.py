@@ -381,6 +381,13 @@ def submission(connection: Connection, submission_id: int) -> Row:
     return found
 
 
+def submission_times(connection: Connection, submission_ids: Sequence[int]) -> Dict[int, float]:
+    """When each of these submissions was made, by id."""
+    found = connection.execute(select(submissions.c.id, submissions.c.created).where(
+        submissions.c.id.in_(list(submission_ids))))
+    return {int(row.id): float(row.created) for row in found}
+
+
 def model_submissions(connection: Connection, model_id: int) -> List[Row]:
     """Every submission of a model, oldest first."""
     return list(connection.execute(_SUBMISSION.where(submissions.c.model_id == model_id)

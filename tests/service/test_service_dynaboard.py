@@ -7,7 +7,8 @@ figures, with a seeded 95% bootstrap interval, under the user's weights."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -53,9 +54,15 @@ def delta_by_hand(rows, copies, original_preds, copy_preds) -> float:
 
 @pytest.fixture
 def board(start_service, tmp_path):
-    """Task nli (submissions only: exact match), dataset dev with a robustness and a
-    fairness copy, three teams' models submitted on all three."""
+    """The board of `fill_board` on a new service."""
     server = start_service(f"sqlite:///{tmp_path / 'board.db'}", jobs=2)
+    return (server, *fill_board(server, tmp_path))
+
+
+def fill_board(server: Any, tmp_path: Path) -> Tuple[Any, ...]:
+    """Task nli (submissions only: exact match and chrF), dataset dev with a robustness
+    and a fairness copy, three teams' models submitted on all three; scored when this
+    returns. The dataset's rows, the copies by kind, the files by model and dataset."""
     server.ok("POST", "/api/tasks", json={"name": "nli", "metrics": [
         {"spec": "exact-match"}, {"spec": "chrf"}], "perf": "exact-match"})
     rows = nli_rows(0, 90)
@@ -79,7 +86,7 @@ def board(start_service, tmp_path):
             server.ok("POST", f"/api/tasks/nli/datasets/{name}/models/{model}", token,
                       content=jsonl(tmp_path / f"{model}-{name}.jsonl", made).read_bytes())
     server.wait("nli")
-    return server, rows, copies, files
+    return rows, copies, files
 
 
 def test_the_originals_board_gains_the_delta_metrics_of_its_copies(board):
