@@ -65,7 +65,8 @@ def server_options(command: Callable) -> Callable:
 @click.group("board", context_settings=CONTEXT)
 def command() -> None:
     """Use an evaluation service (`evalproto serve`): add tasks, teams, datasets and
-    metrics (admin token), submit predictions (a team's token), read leaderboards."""
+    metrics (admin token), submit predictions (a team's token), read leaderboards,
+    export them and freeze them in snapshots."""
 
 
 @command.command("add-task", context_settings=CONTEXT)
@@ -210,6 +211,31 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
                f"{_jobs(found['queued'])} queued for the stored submissions.")
 
 
+def wait_options(command: Callable) -> Callable:
+    """--wait and --wait-timeout: first wait for the task's jobs (see `_wait`)."""
+    return apply([
+        click.option("--wait", is_flag=True,
+                     help="First wait until no job of the task is queued or running."),
+        click.option("--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
+                     metavar="SECONDS",
+                     help="With --wait: give up after this long (exit status 1). [default: "
+                          "wait for as long as it takes]"),
+    ], command)
+
+
+def _wait(client: Any, task: str, wait: bool, wait_timeout: Optional[float]) -> None:
+    """With --wait, until no job of the task is queued or running; an error once
+    --wait-timeout has passed."""
+    if wait_timeout is not None and not wait:
+        raise click.UsageError("--wait-timeout goes with --wait")
+    if wait:
+        left = client.wait(task, wait_timeout)
+        if left is not None:
+            raise click.ClickException(
+                f"the jobs of {task!r} did not end within {wait_timeout:g} s "
+                f"({left['queued']} queued, {left['running']} running)")
+
+
 @command.command("leaderboard", context_settings=CONTEXT)
 @click.argument("task")
 @click.argument("dataset", required=False)
@@ -218,30 +244,25 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
               help="json: one object per (model, dataset, metric).")
 @click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of the scores in the text table.")
-@click.option("--wait", is_flag=True,
-              help="First wait until no job of the task is queued or running.")
-@click.option("--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
-              metavar="SECONDS",
-              help="With --wait: give up after this long (exit status 1). [default: "
-                   "wait for as long as it takes]")
+@click.option("--snapshot", type=WholeNumbers(min=0), metavar="ID",
+              help="The leaderboard as snapshot ID froze it (evalproto board snapshot), "
+                   "not as it is now.")
+@wait_options
 @server_options
 @reports_errors
 def leaderboard(task: str, dataset: Optional[str], output_format: str, width: int,
-                wait: bool, wait_timeout: Optional[float], server: str,
-                token: Optional[str]) -> None:
+                snapshot: Optional[int], wait: bool, wait_timeout: Optional[float],
+                server: str, token: Optional[str]) -> None:
     """Print a task's leaderboard (of one dataset, or of all): every model's score with
     its 95% bootstrap interval, its rank range from the all-pairs test, and its
     per-tag scores, sorted by the task's perf metric."""
+    if snapshot is not None and wait:
+        raise click.UsageError("--snapshot shows a frozen board: it has no jobs to --wait "
+                               "for")
     with _client(server, token) as client:
-        if wait_timeout is not None and not wait:
-            raise click.UsageError("--wait-timeout goes with --wait")
-        if wait:
-            left = client.wait(task, wait_timeout)
-            if left is not None:
-                raise click.ClickException(
-                    f"the jobs of {task!r} did not end within {wait_timeout:g} s "
-                    f"({left['queued']} queued, {left['running']} running)")
-        board = client.leaderboard(task, dataset)
+        _wait(client, task, wait, wait_timeout)
+        board = (client.leaderboard(task, dataset) if snapshot is None
+                 else _frozen(client, task, dataset, snapshot))
     if output_format == "json":
         text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
                        for section in board["datasets"] for entry in section["entries"])
@@ -275,6 +296,60 @@ def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: st
                        for model in board["models"])
     else:
         text = api.format_dynaboard(board, width)
+    click.echo(text, nl=False)
+
+
+def _frozen(client: Any, task: str, dataset: Optional[str], snapshot: int) -> Dict[str, Any]:
+    """A snapshot's leaderboard (of one dataset, or of all), checked to be the task's."""
+    board: Dict[str, Any] = client.snapshot(snapshot)
+    if board["task"] != task:
+        raise click.ClickException(f"snapshot {snapshot} is of task {board['task']!r}, not "
+                                   f"{task!r}")
+    if dataset is not None:
+        board["datasets"] = [found for found in board["datasets"]
+                             if found["dataset"] == dataset]
+        if not board["datasets"]:
+            raise click.ClickException(f"snapshot {snapshot} of {task!r} has no dataset "
+                                       f"{dataset!r}")
+    return board
+
+
+@command.command("snapshot", context_settings=CONTEXT)
+@click.argument("task")
+@wait_options
+@server_options
+@reports_errors
+def snapshot(task: str, wait: bool, wait_timeout: Optional[float], server: str,
+             token: Optional[str]) -> None:
+    """Freeze a task's boards as they are now (admin): its leaderboard and each
+    dataset's Dynaboard, kept unchanged by later submissions, listed on the task's page
+    (its own page: /snapshots/ID). Prints the snapshot's id."""
+    with _client(server, token) as client:
+        _wait(client, task, wait, wait_timeout)
+        found = client.take_snapshot(task)
+    click.echo(f"Snapshot {found['id']} of task {found['task']} taken at {found['taken']}; "
+               f"its id follows.", err=True)
+    click.echo(found["id"])
+
+
+@command.command("snapshots", context_settings=CONTEXT)
+@click.argument("task")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True,
+              help='json: one object per snapshot: "id", "task", "taken".')
+@server_options
+@reports_errors
+def snapshots(task: str, output_format: str, server: str, token: Optional[str]) -> None:
+    """List a task's snapshots, oldest first: each one's id and when it was taken
+    (UTC). `evalproto board leaderboard TASK --snapshot ID` prints one."""
+    with _client(server, token) as client:
+        found = client.snapshots(task)
+    if output_format == "json":
+        text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in found)
+    elif found:
+        text = "".join(f"{record['id']}\t{record['taken']}\n" for record in found)
+    else:
+        text = f"No snapshot of {task} yet.\n"
     click.echo(text, nl=False)
 
 

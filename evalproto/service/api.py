@@ -199,6 +199,28 @@ def get_board_file(service: ServiceDep, task: str, dataset: str,
         "Content-Disposition": f'attachment; filename="{found.filename}"'})
 
 
+@router.get(paths.SNAPSHOTS)
+def list_snapshots(service: ServiceDep, task: str) -> List[Dict[str, Any]]:
+    """The task's snapshots, oldest first: their ids and when each was taken."""
+    return service.snapshots.of_task(task)
+
+
+@router.post(paths.SNAPSHOTS, status_code=201)
+def take_snapshot(service: ServiceDep, task: str,
+                  who: Annotated[auth.Admin, admin("taking a snapshot")]) -> Dict[str, Any]:
+    """Freeze the task's boards as they are now (admin): its leaderboard and each
+    dataset's Dynaboard, kept unchanged by later submissions under the id answered."""
+    return actions.take_snapshot(service, who, task)
+
+
+@router.get(paths.SNAPSHOT)
+def get_snapshot(service: ServiceDep, snapshot: int) -> Dict[str, Any]:
+    """A snapshot: its id, task and time (`taken`), the task's leaderboard as it was
+    (the keys of GET /api/tasks/{task}/leaderboard), each original dataset's
+    Dynaboard (`dynaboards`) and why a dataset had none (`without_dynaboard`)."""
+    return service.snapshots.snapshot(snapshot)
+
+
 @router.get(paths.STATS_FILE, response_class=PlainTextResponse)
 def get_stats_file(service: ServiceDep, task: str, dataset: str, model: str) -> str:
     """A model's stats file (evalproto reduce and report --stats read it)."""

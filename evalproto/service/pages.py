@@ -16,13 +16,14 @@ import functools
 import re
 from html import escape
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from evalproto.base.version import __version__
+from evalproto.reports.boardfiles import weighs_more_than_perf
 from evalproto.reports.report import decimals, fixed
 from evalproto.service import actions, auth, paths
 from evalproto.service.context import Service
@@ -30,7 +31,13 @@ from evalproto.service.deps import REFUSALS, ServiceDep
 from evalproto.service.errors import Invalid
 from evalproto.service.forms import Upload, post_form, uploaded
 from evalproto.service.names import MAX_NUMBER, check_name, whole_number
-from evalproto.service.views import metric_names, model_dataset, section, stats_link
+from evalproto.service.views import (
+    dynaboard_table,
+    metric_names,
+    model_dataset,
+    section,
+    stats_link,
+)
 from evalproto.sources.specs import MetricSpec
 
 router = APIRouter(include_in_schema=False)
@@ -115,7 +122,8 @@ def task_page(service: ServiceDep, task: str, round: Optional[str] = None,
                     if chosen is None or dataset["round"] == chosen]
         return render("task.html", board=board, sections=sections, rounds=rounds,
                       perf_name=metric_names(board["metrics"])[board["perf"]],
-                      chosen=chosen, submitted=notice, jobs=board["jobs"])
+                      chosen=chosen, submitted=notice, jobs=board["jobs"],
+                      snapshots=_snapshots(service, task))
 
     if notice is not None:
         return answer(make())
@@ -131,6 +139,27 @@ def model_page(service: ServiceDep, task: str, model: str) -> Response:
     return answer(service.kept.get(("model", task, model), version,
                                    lambda: _model_text(service, task, model, version),
                                    earlier=True))
+
+
+@router.get(paths.SNAPSHOT_PAGE, response_class=HTMLResponse)
+def snapshot_page(service: ServiceDep, snapshot: int, sort: Optional[str] = None) -> Response:
+    """A snapshot of a task's boards, frozen: each dataset's leaderboard and Dynaboard
+    as they were when it was taken, shown as the task's page shows its boards (a
+    Dynaboard of the perf metric alone, whose Dynascores are the perf scores, is not
+    shown again)."""
+    frozen = service.snapshots.snapshot(snapshot)
+    sort = sort if sort and _SORT.fullmatch(sort) else None
+    return page("snapshot.html", snapshot=frozen, taken=_time(frozen["taken"]),
+                sections=[section(frozen, dataset, sort) for dataset in frozen["datasets"]],
+                perf_name=metric_names(frozen["metrics"])[frozen["perf"]],
+                dynaboards={name: dynaboard_table(board, frozen["metrics"])
+                            for name, board in frozen["dynaboards"].items()
+                            if weighs_more_than_perf(board)})
+
+
+def _snapshots(service: Service, task: str) -> List[Dict[str, Any]]:
+    """The task's snapshots as its page lists them."""
+    return [dict(found, taken=_time(found["taken"])) for found in service.snapshots.of_task(task)]
 
 
 def _board(service: Service, task: str, version: Tuple[Any, ...]) -> Dict[str, Any]:

@@ -275,6 +275,54 @@ def _tag_tables(columns: Sequence[Column], entries: Sequence[Mapping[str, Any]],
     return tables
 
 
+@dataclass
+class DynaboardLine:
+    """A model's line of a Dynaboard, as shown: its Dynascore with its interval, and
+    its figures before the weights."""
+
+    rank: int
+    model: str
+    team: str
+    dynascore: Optional[float]
+    text: str
+    figures: List[TagScore]
+
+
+@dataclass
+class DynaboardTable:
+    """A dataset's Dynaboard as a page shows it (a snapshot's, as it was taken)."""
+
+    dataset: str
+    weights: str
+    metrics: List[str]
+    lines: List[DynaboardLine]
+    left_out: List[str]
+    samples: int
+
+
+def dynaboard_table(board: Mapping[str, Any],
+                    leaderboard_metrics: Sequence[Mapping[str, Any]]) -> DynaboardTable:
+    """A Dynaboard (the API's JSON) as a table: each figure with the decimals of its
+    column on the leaderboard (whose `leaderboard_metrics` say so for some), each
+    column alike."""
+    metrics = [metric["metric"] for metric in board["metrics"]]
+    models = board["models"]
+    places = decimals([model["dynascore"] for model in models], 1)
+    given = {metric["metric"]: metric.get("decimals") for metric in leaderboard_metrics}
+    shown = {metric: given.get(metric) or decimals(
+        [model["scores"][metric] for model in models], 1) for metric in metrics}
+    lines = [DynaboardLine(
+        model["rank"], model["model"], model["team"], model["dynascore"],
+        f"{fixed(model['dynascore'], places, 'n/a')} ({fixed(model['interval'][0], places, 'n/a')}"
+        f"{DASH}{fixed(model['interval'][1], places, 'n/a')})",
+        [TagScore(model["scores"][metric], fixed(model["scores"][metric], shown[metric], "n/a"))
+         for metric in metrics]) for model in models]
+    weights = ", ".join(f"{metric['metric']} {metric['weight']:g}" for metric in board["metrics"])
+    left_out = [f"{left['metric']} (models without it: {', '.join(left['models_without'])})"
+                for left in board["left_out"]]
+    return DynaboardTable(board["dataset"], weights, metrics, lines, left_out, board["samples"])
+
+
 def model_dataset(board: Mapping[str, Any], dataset: Mapping[str, Any], model: str,
                   stats: StatsLink) -> Optional[ModelDataset]:
     """A model's standing on a dataset of the board, or None if it has no entry there."""
