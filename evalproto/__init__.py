@@ -60,6 +60,9 @@ _PUBLIC: Dict[str, Tuple[str, str]] = {
     "META_STATISTICS": ("evalproto.stats.metaeval", "STATISTICS"),
     # Dynabench's Dynascore
     "dynascore": ("evalproto.api.dynaboard", "dynascore"),
+    # perturbed datasets: Dynabench's fairness and robustness copies
+    **{name: ("evalproto.api.perturb", name) for name in (
+        "perturb_dataset", "PERTURBATIONS")},
     # Dask
     **{name: ("evalproto.api.cluster", name) for name in ("bag_stats", "bag_score")},
     # errors

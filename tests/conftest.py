@@ -41,6 +41,7 @@ SLOW_FILES = {
     "test_report_browser.py": "browser",
     "test_plugins.py": "install",
     "test_pages_browser.py": "browser",
+    "test_dynaboard_browser.py": "browser",
 }
 """Files whose every test is of a slow kind."""
 

@@ -12,7 +12,7 @@ Blocks of other languages (sh, ini, toml) show commands and files for the reader
 use elsewhere and are not run, except that docs/sdk.md's plugin package is built from
 its blocks and installed, and that page's commands run with it installed.
 
-docs/service.md and docs/lm-zoo.md are run by their own tests
+docs/service.md, docs/dynaboard.md and docs/lm-zoo.md are run by their own tests
 (tests/service/test_service_docs.py, which starts a server first, and
 tests/test_lmzoo.py), and so are the README's blocks that use a server (`evalproto
 board`): by tests/service/test_service_docs.py.
@@ -38,6 +38,7 @@ from docpages import ROOT, Command, commands, fenced
 import evalproto
 
 OWN_TESTS = {"docs/service.md": "tests/service/test_service_docs.py",
+             "docs/dynaboard.md": "tests/service/test_service_docs.py",
              "docs/lm-zoo.md": "tests/test_lmzoo.py"}
 PAGES = ["README.md", *sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md")
                               if f"docs/{path.name}" not in OWN_TESTS)]

@@ -24,7 +24,8 @@ PUBLIC = ["load", "Metric", "Score", "info", "registered_evaluators", "describe_
           "reduce_stats", "lm_score", "LMScore", "lm_compare", "LMComparison", "report_corpus",
           "report_from_stats", "format_report", "Report", "ReportOptions", "meta_evaluate",
           "MetaEvaluation", "MetricAgreement", "read_score_file", "read_oasst_replies",
-          "meta_eval_files", "williams_test", "META_STATISTICS", "bag_stats",
+          "meta_eval_files", "williams_test", "META_STATISTICS", "perturb_dataset",
+          "PERTURBATIONS", "bag_stats",
           "bag_score", "EvalprotoError", "EvaluatorError", "InputError", "SetupError",
           "SpecError", "UsageProblem", "EvaluatorWarning", "InputWarning", "__version__"]
 """The public API, as docs/python.md's reference documents it."""

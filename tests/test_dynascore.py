@@ -90,11 +90,13 @@ def test_resamples_are_scored_as_boards_of_their_own():
         assert row.tolist() == dynascores(board, *arguments).tolist()
 
 
-def test_a_board_of_one_model_or_equal_perfs_scores_0_not_nan():
+def test_a_board_of_one_model_or_equal_perfs_keeps_the_perf_metric_not_nan():
+    """Without a pair of models far enough apart, no other metric can be converted (it
+    adds 0, where Dynabench's became NaN), and the perf metric counts as itself."""
     assert evalproto.dynascore({"only": {"acc": 80.0, "memory": 3.0}},
-                               {"acc": 4, "memory": 1}, "acc") == {"only": 0.0}
-    assert evalproto.dynascore({"a": {"acc": 80.0}, "b": {"acc": 80.0}}, {"acc": 1},
-                               "acc") == {"a": 0.0, "b": 0.0}
+                               {"acc": 4, "memory": 1}, "acc") == {"only": 0.8 * 80.0}
+    assert evalproto.dynascore({"a": {"acc": 80.0, "f": 1.0}, "b": {"acc": 80.0, "f": 9.0}},
+                               {"acc": 1, "f": 1}, "acc") == {"a": 40.0, "b": 40.0}
 
 
 @pytest.mark.parametrize("call, message", [
@@ -139,3 +141,19 @@ def test_the_interval_covers_a_known_answer_95_times_in_100():
 def test_the_interval_is_taken_where_the_leaderboards_is():
     values = np.arange(1000, dtype=float)[::-1]
     assert percentile_interval(values).tolist() == [25.0, 974.0]
+
+
+def test_the_dynaboard_pages_example_prints_dynabenchs_figures():
+    """docs/dynaboard.md (run by the service's docs test, which runs commands only):
+    its Python example prints what the page shows, Dynabench's own figures."""
+    import contextlib
+    import io
+
+    from docpages import fenced
+
+    ((_, program),) = fenced("docs/dynaboard.md", "python")
+    shown = [text for _, text in fenced("docs/dynaboard.md", "text") if "'A': 77.3661" in text]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(program, "docs/dynaboard.md", "exec"), {})
+    assert [printed.getvalue()] == shown == ["{'A': 77.3661, 'B': 77.1503, 'C': 79.747}\n"]

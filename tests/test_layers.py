@@ -9,8 +9,8 @@ from typing import Dict, List, Set
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "evalproto"
-LAYERS = ["base", "wire", "metrics", "evaluators", "readers", "sources", "stats", "reports",
-          "api", "service", "cli"]
+LAYERS = ["base", "wire", "metrics", "evaluators", "readers", "perturb", "sources", "stats",
+          "reports", "api", "service", "cli"]
 """Lowest first. `api` is evalproto/api/ and the package's __init__ (the public names)."""
 
 

@@ -48,6 +48,7 @@ _NAMES: Dict[str, Tuple[str, str]] = {
     # Dynabench's files from text files
     "dataset_jsonl": ("evalproto.reports.jsonlines", "dataset_jsonl"),
     "predictions_jsonl": ("evalproto.reports.jsonlines", "predictions_jsonl"),
+    "json_lines": ("evalproto.reports.jsonlines", "json_lines"),
 }
 
 __all__ = sorted(_NAMES)

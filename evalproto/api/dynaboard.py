@@ -98,22 +98,30 @@ class BoardLine:
     normalized: Dict[str, float]  # each metric's share before the weights (contributions)
 
 
-def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
-                 directions: Mapping[str, float], offsets: Mapping[str, float],
-                 samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> List[BoardLine]:
-    """Each model's Dynascore and its 95% bootstrap interval (`samples` resamples with
-    the leaderboard's seed: the perf metric's resamples are its interval's), best
-    first (ties: as given)."""
+@dataclass
+class Resampled:
+    """A Dynaboard's figures before any weights: each model's figure on each metric
+    (`point`, models × metrics) and on each resample (`resampled`, resamples × models
+    × metrics). Weighing them is cheap; resampling is not, so a server keeps these and
+    weighs them as each user asks."""
+
+    models: List[str]
+    metrics: List[str]
+    point: np.ndarray
+    resampled: np.ndarray
+
+
+def resample_board(inputs: BoardInputs, samples: int = 1000,
+                   seed: Optional[int] = DEFAULT_SEED) -> Resampled:
+    """The figures of `samples` resamples of the original dataset's segments (with
+    their copies), drawn jointly across the models with the leaderboard's seed (so the
+    perf metric's resamples are its interval's): the perf and delta metrics computed
+    again on each, throughput and memory held."""
     metrics = [inputs.perf_name, *inputs.deltas, *inputs.measured]
     point = np.column_stack([
         inputs.perf_scores,
         *[[mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
         *[inputs.measured[name] for name in inputs.measured]]).astype(np.float64)
-    arguments = (0, [float(weights.get(metric, 0.0)) for metric in metrics],
-                 [float(directions.get(metric, 1.0)) for metric in metrics],
-                 [float(offsets.get(metric, 0.0)) for metric in metrics])
-    scores = dynascores(point, *arguments)
-    shares = contributions(point, 0, *arguments[2:])
     resampled = np.empty((samples, len(inputs.models), len(metrics)))
     metric = _loaded(inputs.perf)
     figures = resampled_figures(inputs.perf_rows, figures_of(metric.source), samples, seed,
@@ -130,13 +138,33 @@ def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
     for column, name in enumerate(inputs.measured, 1 + len(inputs.deltas)):
         resampled[:, :, column] = np.asarray(inputs.measured[name])
     resampled = np.nan_to_num(resampled, nan=0.0)  # a resample that drew no copies
-    intervals = percentile_interval(dynascores(resampled, *arguments).T)
+    return Resampled(list(inputs.models), metrics, point, resampled)
+
+
+def weigh(board: Resampled, weights: Mapping[str, float], directions: Mapping[str, float],
+          offsets: Mapping[str, float]) -> List[BoardLine]:
+    """Each model's Dynascore under these weights and its 95% interval (the middle 95%
+    of the resamples' Dynascores), best first (ties: as given)."""
+    arguments = (0, [float(weights.get(metric, 0.0)) for metric in board.metrics],
+                 [float(directions.get(metric, 1.0)) for metric in board.metrics],
+                 [float(offsets.get(metric, 0.0)) for metric in board.metrics])
+    scores = dynascores(board.point, *arguments)
+    shares = contributions(board.point, 0, *arguments[2:])
+    intervals = percentile_interval(dynascores(board.resampled, *arguments).T)
     lines = [BoardLine(model, float(score), [float(low), float(high)],
-                       {name: float(value) for name, value in zip(metrics, row)},
-                       {name: float(value) for name, value in zip(metrics, normal)})
+                       {name: float(value) for name, value in zip(board.metrics, row)},
+                       {name: float(value) for name, value in zip(board.metrics, normal)})
              for model, score, (low, high), row, normal
-             in zip(inputs.models, scores, intervals, point, shares)]
+             in zip(board.models, scores, intervals, board.point, shares)]
     return sorted(lines, key=lambda line: -line.dynascore)
+
+
+def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
+                 directions: Mapping[str, float], offsets: Mapping[str, float],
+                 samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> List[BoardLine]:
+    """Each model's Dynascore and its 95% bootstrap interval (resample_board, then
+    weigh), best first."""
+    return weigh(resample_board(inputs, samples, seed), weights, directions, offsets)
 
 
 def mean_delta(rows: np.ndarray) -> float:

@@ -106,6 +106,17 @@ def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
     click.echo(f"Task {found['task']}: {names}; ranked by {found['perf']}.{io}")
 
 
+def about_options(command: Callable) -> Callable:
+    """--description and --url: what a team says of its model, shown beside it."""
+    command = click.option(
+        "--url", metavar="URL",
+        help="A link to the model's paper or code (http or https; \"\" removes it).")(command)
+    return click.option(
+        "--description", metavar="TEXT",
+        help="What the model is, in a line, shown beside it on the boards (\"\" removes "
+             "it; without the option it is left as it is).")(command)
+
+
 @command.command("add-model", context_settings=CONTEXT)
 @click.argument("task")
 @click.argument("model")
@@ -115,14 +126,16 @@ def add_task(task: str, metrics: Tuple[str, ...], evaluators: Tuple[str, ...],
                    "line, JSON, and writes a reply a line (docs/models.md).")
 @click.option("--timeout", type=Decimals(min=0, min_open=True), metavar="SECONDS",
               help="The longest wait for one of its replies (default: none).")
+@about_options
 @server_options
 @reports_errors
 def add_model(task: str, model: str, team: str, program: str, timeout: Optional[float],
-              server: str, token: Optional[str]) -> None:
+              description: Optional[str], url: Optional[str], server: str,
+              token: Optional[str]) -> None:
     """Add a model that the server runs for a team (admin): it runs on every dataset
     of the task, and on each one added later; its predictions are scored as a team's."""
     with _client(server, token) as client:
-        found = client.add_model(task, model, team, program, timeout)
+        found = client.add_model(task, model, team, program, timeout, description, url)
     click.echo(f"Model {found['model']} ({found['team']}) added to task {found['task']}; "
                f"{_count(found['runs'], 'run')} queued.")
 
@@ -179,14 +192,15 @@ def add_dataset(task: str, dataset: str, file: str, round_: Optional[int],
 @click.argument("model")
 @click.argument("dataset")
 @click.argument("file", metavar="FILE")
+@about_options
 @server_options
 @reports_errors
-def submit(task: str, model: str, dataset: str, file: str, server: str,
-           token: Optional[str]) -> None:
+def submit(task: str, model: str, dataset: str, file: str, description: Optional[str],
+           url: Optional[str], server: str, token: Optional[str]) -> None:
     """Submit a model's predictions on a dataset (a team's token). FILE is JSON Lines:
     {"id", "pred"} for every example. A model's new submission replaces its entry."""
     with _client(server, token) as client:
-        found = client.submit(task, model, dataset, file)
+        found = client.submit(task, model, dataset, file, description, url)
     click.echo(f"Submission {found['submission']}: {found['model']} ({found['team']}) on "
                f"{found['dataset']}, {found['predictions']} predictions; "
                f"{_jobs(found['queued'])} queued.")
@@ -212,20 +226,17 @@ def add_metric(task: str, spec: Optional[str], evaluator: Optional[str], server:
 
 
 def wait_options(command: Callable) -> Callable:
-    """--wait and --wait-timeout: first wait for the task's jobs (see `_wait`)."""
-    return apply([
-        click.option("--wait", is_flag=True,
-                     help="First wait until no job of the task is queued or running."),
-        click.option("--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
-                     metavar="SECONDS",
-                     help="With --wait: give up after this long (exit status 1). [default: "
-                          "wait for as long as it takes]"),
-    ], command)
+    """--wait and --wait-timeout: first wait for the task's jobs to end."""
+    command = click.option(
+        "--wait-timeout", type=Decimals(min=0, min_open=True), default=None,
+        metavar="SECONDS", help="With --wait: give up after this long (exit status 1). "
+                                "[default: wait for as long as it takes]")(command)
+    return click.option("--wait", is_flag=True, help="First wait until no job of the task "
+                                                     "is queued or running.")(command)
 
 
 def _wait(client: Any, task: str, wait: bool, wait_timeout: Optional[float]) -> None:
-    """With --wait, until no job of the task is queued or running; an error once
-    --wait-timeout has passed."""
+    """Wait for the task's jobs to end, if asked (within `wait_timeout`)."""
     if wait_timeout is not None and not wait:
         raise click.UsageError("--wait-timeout goes with --wait")
     if wait:
@@ -282,14 +293,17 @@ def leaderboard(task: str, dataset: Optional[str], output_format: str, width: in
               help='json: one object per model: "model", "dynascore", "interval", ...')
 @click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of the figures in the text table.")
+@wait_options
 @server_options
 @reports_errors
 def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: str,
-              width: int, server: str, token: Optional[str]) -> None:
+              width: int, wait: bool, wait_timeout: Optional[float], server: str,
+              token: Optional[str]) -> None:
     """Print a dataset's Dynaboard: each model's Dynascore (Dynabench's, weighing the
     perf metric against fairness, robustness, throughput and memory) with its 95%
     bootstrap interval, best first."""
     with _client(server, token) as client:
+        _wait(client, task, wait, wait_timeout)
         board = client.dynaboard(task, dataset, weights)
     if output_format == "json":
         text = "".join(json.dumps(model, ensure_ascii=False) + "\n"

@@ -42,7 +42,8 @@ from evalproto.cli.progress import TerminalProgress
 from evalproto.cli.words import GREEDY_FLAGS
 
 LAZY_COMMANDS = {"sacrebleu": "evalproto.cli.sacrebleu", "serve": "evalproto.cli.serve",
-                 "board": "evalproto.cli.board", "jsonl": "evalproto.cli.jsonl"}
+                 "board": "evalproto.cli.board", "jsonl": "evalproto.cli.jsonl",
+                 "perturb": "evalproto.cli.perturb"}
 """Commands whose module (holding `command`) is imported only when they run or are
 listed: sacrebleu's parser and what it imports would slow every other command's start."""
 

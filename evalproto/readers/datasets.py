@@ -87,17 +87,27 @@ def _corpus(ref_path: str, examples: List[Tuple[str, List[str], List[str]]],
                   ids=ids, tags=[tags for _, _, tags in examples])
 
 
+def read_examples(path: str, contents: Contents = None
+                  ) -> List[Tuple[int, str, Dict[str, Any]]]:
+    """(line number, id, row) of every example of a Dynabench dataset: its id is its
+    "uid" or else its "id" (a string or a whole number, as a string), and unique."""
+    examples, seen = [], set()
+    for number, row in read_jsonl(path, contents):
+        key = _id(row.get("uid", row.get("id")), path, number, "an example needs a 'uid' "
+                                                               "or an 'id'")
+        if key in seen:
+            raise InputError(f"{path}: line {number}: duplicate example id {key!r}")
+        seen.add(key)
+        examples.append((number, key, row))
+    return examples
+
+
 def read_dynabench(ref_path: str, hyp_paths: Sequence[str], ref_field: str = "answer",
                    hyp_field: str = "pred", contents: Contents = None) -> Corpus:
     """Rows {"uid" or "id", ref_field: str or [str], "tags": [str]}; tags become groups.
     Files named in `contents` are read from there instead of from disk."""
-    examples, seen = [], set()
-    for number, row in read_jsonl(ref_path, contents):
-        key = _id(row.get("uid", row.get("id")), ref_path, number, "an example needs a 'uid' "
-                                                                      "or an 'id'")
-        if key in seen:
-            raise InputError(f"{ref_path}: line {number}: duplicate example id {key!r}")
-        seen.add(key)
+    examples = []
+    for number, key, row in read_examples(ref_path, contents):
         if ref_field not in row:
             raise InputError(f"{ref_path}: line {number}: no {ref_field!r} field (see `ref_field`)")
         tags = row.get("tags", [])

@@ -2,16 +2,18 @@
 spreadsheet or pandas), a LaTeX `tabular` and JSON.
 
 Each is made from the evaluation service's own answers: the dataset's section of the
-task's leaderboard, the dataset's Dynaboard where it has one, and the times of the
-submissions on it. So every figure is the board's: CSV and JSON carry each number whole
+task's leaderboard (its entries, and its models with their submissions' times and what
+their teams say of them) and the dataset's Dynaboard where it has one. So every figure
+is the board's: CSV and JSON carry each number whole
 (CSV as Python's repr, which reads back to the same float), LaTeX rounds it as the
 board's page does and sets the best of each column in bold, as papers do.
 
 A row per model in the board's order (the perf metric's ranking): its rank range, the
 model, its team, each metric's score with the half width of its 95% bootstrap interval
 (the board's "score ± half width": the API gives the half width, and a figure measured
-once, such as throughput, has none), the Dynascore with its 95% interval, and the
-submission with its time (UTC).
+once, such as throughput, has none), the Dynascore with its 95% interval, the
+submission with its time (UTC), and in CSV and JSON the model's description and link
+(a team's own words: a paper's table has no room for them).
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ class Row:
     submitted: Optional[str]
     entries: List[Optional[Mapping[str, Any]]]
     dynascore: Optional[Mapping[str, Any]]
+    description: Optional[str] = None
+    url: Optional[str] = None
 
 
 @dataclass
@@ -84,10 +88,8 @@ class BoardTable:
 
 
 def board_table(board: Mapping[str, Any], dataset: str,
-                dynaboard: Optional[Mapping[str, Any]] = None,
-                submitted: Optional[Mapping[int, str]] = None) -> BoardTable:
-    """The table of `dataset` in a leaderboard (the service's JSON), with the times of
-    its submissions (`submitted`, ISO 8601 by submission id).
+                dynaboard: Optional[Mapping[str, Any]] = None) -> BoardTable:
+    """The table of `dataset` in a leaderboard (the service's JSON), with its Dynaboard.
 
     The Dynascore is a column only when the Dynaboard weighs something besides the
     perf metric (a perturbed copy's fairness or robustness, a measured throughput or
@@ -114,15 +116,16 @@ def board_table(board: Mapping[str, Any], dataset: str,
         dynaboard = None
     lines = {line["model"]: line for line in (dynaboard or {}).get("models", [])}
     cells = {(entry["model"], entry["metric"]): entry for entry in entries}
+    about = {record["model"]: record for record in section.get("models", [])}
     rows = []
     for model in dict.fromkeys(entry["model"] for entry in entries):
         first = cells.get((model, perf)) or next(e for e in entries if e["model"] == model)
         ranked = first["status"] == DONE and first["rank"] is not None
-        number = first["submission"]
-        rows.append(Row(first["rank"] if ranked else None, model, first["team"], number,
-                        (submitted or {}).get(number) if number is not None else None,
+        said = about.get(model, {})
+        rows.append(Row(first["rank"] if ranked else None, model, first["team"],
+                        first["submission"], said.get("submitted"),
                         [cells.get((model, column.metric)) for column in columns],
-                        lines.get(model)))
+                        lines.get(model), said.get("description"), said.get("url")))
     signatures = {entry["metric"]: entry["signature"] for entry in entries
                   if entry["signature"]}
     dynascores = [line["dynascore"] for line in lines.values() if _finite(line["dynascore"])]
@@ -167,7 +170,7 @@ def format_board_csv(table: BoardTable) -> str:
         heading += [f"{column.name} {column.arrow}", f"{column.name} ±"]
     if table.dynaboard is not None:
         heading += [f"{DYNASCORE} ↑", f"{DYNASCORE} 95% low", f"{DYNASCORE} 95% high"]
-    heading += ["Submission", "Submitted (UTC)"]
+    heading += ["Submission", "Submitted (UTC)", "Description", "URL"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([text_cell(cell) for cell in heading])
@@ -186,7 +189,8 @@ def format_board_csv(table: BoardTable) -> str:
             low, high = line["interval"] if line is not None else (None, None)
             cells += [_number(line["dynascore"] if line is not None else None),
                       _number(low), _number(high)]
-        cells += ["" if row.submission is None else str(row.submission), row.submitted or ""]
+        cells += ["" if row.submission is None else str(row.submission), row.submitted or "",
+                  text_cell(row.description or ""), text_cell(row.url or "")]
         writer.writerow(cells)
     return out.getvalue()
 
@@ -308,6 +312,7 @@ def format_board_json(table: BoardTable) -> str:
 def _json_model(row: Row, table: BoardTable) -> Dict[str, Any]:
     found: Dict[str, Any] = {
         "rank": row.rank, "model": row.model, "team": row.team,
+        "description": row.description, "url": row.url,
         "submission": row.submission, "submitted": row.submitted,
         "scores": {column.metric: None if entry is None else {
             key: entry[key] for key in ("status", "score", "mean", "half_width", "rank",

@@ -2,7 +2,7 @@
 (`{"uid", "answer", "tags"}`) and a system's predictions (`{"id", "pred"}`), so that a
 corpus of text files can go to the evaluation service (`evalproto board`) and to
 `corpus-score --data-format dynabench`. Example ids are `s1`, `s2`, ... by line, or
-the lines of an ids file."""
+the lines of an ids file. Any rows (a dataset's perturbed copies) are written alike."""
 
 from __future__ import annotations
 
@@ -49,15 +49,16 @@ def dataset_jsonl(ref_paths: Sequence[str], groups_path: Optional[str] = None,
         answers = [stream[number] for stream in references]
         rows.append({"uid": key, "answer": answers[0] if len(answers) == 1 else answers,
                      "tags": tags[number]})
-    return _lines(rows)
+    return json_lines(rows)
 
 
 def predictions_jsonl(hyp_path: str, ids_path: Optional[str] = None) -> str:
     """A system's predictions: one a line of the hypothesis file."""
     hyps = read_lines(hyp_path)
-    return _lines([{"id": key, "pred": hyp}
+    return json_lines([{"id": key, "pred": hyp}
                    for key, hyp in zip(example_ids(len(hyps), ids_path), hyps)])
 
 
-def _lines(rows: Sequence[dict]) -> str:
+def json_lines(rows: Sequence[dict]) -> str:
+    """Rows as JSON Lines, UTF-8 text rather than escapes."""
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

@@ -19,7 +19,12 @@ from evalproto.service.boards import task_record
 from evalproto.service.context import Service
 from evalproto.service.database import content_hash, reading, writing
 from evalproto.service.errors import Invalid
-from evalproto.service.names import check_keys, check_name, upload_name
+from evalproto.service.names import (
+    About,
+    check_keys,
+    check_name,
+    upload_name,
+)
 from evalproto.service.snapshots import snapshot_record
 from evalproto.sources.models import model_argv
 from evalproto.sources.specs import MetricSpec
@@ -68,10 +73,12 @@ def add_task(service: Service, admin: auth.Admin, name: str, specs: List[MetricS
 
 
 def add_model(service: Service, admin: auth.Admin, task: str, name: str, team: str,
-              command: str, timeout: Optional[float]) -> Dict[str, Any]:
+              command: str, timeout: Optional[float],
+              about: Optional[About] = None) -> Dict[str, Any]:
     """Add a model that the server runs for a team (its command runs as the server's
     user: only the admin adds one), and queue its run on every dataset of the task.
-    `timeout` is the longest wait for one of its replies, in seconds."""
+    `timeout` is the longest wait for one of its replies, in seconds; `about`, its
+    description and link."""
     check_name(task, "task")
     check_name(name, "model")
     check_name(team, "team")
@@ -85,7 +92,8 @@ def add_model(service: Service, admin: auth.Admin, task: str, name: str, team: s
     with writing(service.engine) as connection:
         row = store.task(connection, task)
         owner = store.team(connection, team)
-        _, queued = store.add_model(connection, row.id, owner.id, name, command, timeout)
+        _, queued = store.add_model(connection, row.id, owner.id, name, command, timeout,
+                                    about and about.checked())
     service.wake()
     return {"task": task, "model": name, "team": team, "timeout": timeout, "runs": queued}
 
@@ -191,10 +199,13 @@ def take_snapshot(service: Service, admin: auth.Admin, task: str) -> Dict[str, A
 
 
 def submit(service: Service, team: auth.Team, task: str, dataset: str, model: str,
-           data: bytes, filename: Optional[str]) -> Dict[str, Any]:
-    """Submit a model's predictions on a dataset, as the team."""
+           data: bytes, filename: Optional[str],
+           about: Optional[About] = None) -> Dict[str, Any]:
+    """Submit a model's predictions on a dataset, as the team (`about`: what it says
+    of the model, shown beside it on the boards)."""
     for value, what in ((task, "task"), (dataset, "dataset"), (model, "model")):
         check_name(value, what)
+    about = about and about.checked()
     with reading(service.engine) as connection:
         row = store.task(connection, task)
         found = store.dataset(connection, row.id, dataset)
@@ -207,7 +218,8 @@ def submit(service: Service, team: auth.Team, task: str, dataset: str, model: st
     if any(metric.kind == "command" for metric in metrics):
         check_sendable(name, corpus)
     with writing(service.engine) as connection:
-        submission, queued = store.submit(connection, row.id, team.id, model, found.id, data)
+        submission, queued = store.submit(connection, row.id, team.id, model, found.id, data,
+                                          about)
     service.wake()
     return {"submission": submission, "task": task, "dataset": dataset, "model": model,
             "team": team.name, "predictions": found.examples, "queued": queued}

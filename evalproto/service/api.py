@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from evalproto.base.version import __version__
 from evalproto.service import actions, auth, paths
 from evalproto.service.deps import ServiceDep, TeamDep, Upload, admin, described_body, json_body
-from evalproto.service.names import MAX_NUMBER
+from evalproto.service.names import MAX_NUMBER, About
 from evalproto.service.weights import parse_weights
 from evalproto.sources.specs import MetricSpec
 
@@ -61,6 +61,10 @@ class ModelIn(BaseModel):
                          description="The program the server runs (as its own user)")
     timeout: Optional[float] = Field(None, description="The longest wait for one reply, "
                                                        "in seconds (default: none)")
+    description: Optional[str] = Field(None, max_length=10_000,
+                                       description="What the model is, in a line")
+    url: Optional[str] = Field(None, max_length=10_000,
+                               description="An http(s) link to its paper or code")
 
 
 class TeamIn(BaseModel):
@@ -73,6 +77,10 @@ TeamBody = Annotated[TeamIn, Depends(json_body(TeamIn))]
 ModelBody = Annotated[ModelIn, Depends(json_body(ModelIn))]
 Round = Annotated[Optional[int], Query(ge=0, le=MAX_NUMBER)]
 FileName = Annotated[Optional[str], Query()]
+Described = Annotated[Optional[str], Query(max_length=10_000,
+                                           description="What the model is, in a line")]
+Link = Annotated[Optional[str], Query(max_length=10_000,
+                                      description="An http(s) link to its paper or code")]
 
 
 @router.get(paths.API)
@@ -133,10 +141,13 @@ def get_dataset(service: ServiceDep, task: str, dataset: str) -> Dict[str, Any]:
 
 @router.post(paths.SUBMISSIONS, status_code=201)
 def submit(service: ServiceDep, task: str, dataset: str, model: str, team: TeamDep,
-           data: Upload, filename: FileName = None) -> Dict[str, Any]:
+           data: Upload, filename: FileName = None, description: Described = None,
+           url: Link = None) -> Dict[str, Any]:
     """Submit a model's predictions on a dataset (the team's token): the body is
-    JSON Lines, rows {"id", "pred"}, one per example of the dataset."""
-    return actions.submit(service, team, task, dataset, model, data, filename)
+    JSON Lines, rows {"id", "pred"}, one per example of the dataset. `description` and
+    `url` (its paper or code) are shown beside the model ("" removes one)."""
+    return actions.submit(service, team, task, dataset, model, data, filename,
+                          About(description, url))
 
 
 @router.get(paths.LEADERBOARD)
@@ -233,7 +244,7 @@ def add_model(service: ServiceDep, task: str, who: Annotated[auth.Admin, admin("
     """Add a model that the server runs for a team (admin: its command runs as the
     server's user); it is run on every dataset of the task, and on each added later."""
     return actions.add_model(service, who, task, body.name, body.team, body.command,
-                             body.timeout)
+                             body.timeout, About(body.description, body.url))
 
 
 @router.post(paths.TEAMS, status_code=201, openapi_extra=described_body(TeamIn))

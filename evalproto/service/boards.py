@@ -227,7 +227,8 @@ class Boards:
                                 **{metric: True for metric in DELTA_METRICS}})
         return {"dataset": dataset.name, "round": dataset.round, "n": dataset.examples,
                 "nrefs": gathered.text.nrefs, "content_hash": dataset.content_hash,
-                "entries": entries}
+                "perturbation_of": dataset.original, "kind": dataset.kind,
+                "models": [_model_record(row) for row in order], "entries": entries}
 
     def warm(self, tasks: Optional[Set[str]] = None) -> None:
         """Compute the leaderboards of these tasks (of all by default), so that their
@@ -261,6 +262,7 @@ class Boards:
             records = _submission_records(connection, task.id, history)
             runs = [_run_record(run) for run in store.model_runs(connection, model.id)]
         return {"task": task.name, "model": model.name, "team": model.team,
+                "description": model.description, "url": model.url,
                 "run_by_server": model.command is not None, "timeout": model.timeout,
                 "runs": runs, "submissions": records}
 
@@ -335,6 +337,14 @@ def _entry(task: Row, dataset: Row, row: Row, metric: Row, standing: Optional[St
                       signature=None, n=None, mean=None, half_width=None, rank=None,
                       tags={}, message=message)
     return plain_data(record)
+
+
+def _model_record(row: Row) -> Dict[str, Any]:
+    """A model of a dataset's section: its current submission, when it came, and what
+    its team says of it."""
+    return {"model": row.model, "team": row.team, "submission": row.id,
+            "submitted": iso_time(row.created), "description": row.description,
+            "url": row.url}
 
 
 def _run_record(run: Row) -> Dict[str, Any]:

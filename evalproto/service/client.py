@@ -91,10 +91,12 @@ class Client:
             "output_keys": list(output_keys), "weights": weights})
 
     def add_model(self, task: str, model: str, team: str, command: str,
-                  timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Add a model that the server runs for a team."""
+                  timeout: Optional[float] = None, description: Optional[str] = None,
+                  url: Optional[str] = None) -> Dict[str, Any]:
+        """Add a model that the server runs for a team (with what it is and its link)."""
         return self._json("POST", paths.fill(paths.MODELS, task=task), json={
-            "name": model, "team": team, "command": command, "timeout": timeout})
+            "name": model, "team": team, "command": command, "timeout": timeout,
+            "description": description, "url": url})
 
     def add_team(self, team: str) -> Dict[str, str]:
         """Add a team; the answer holds its token."""
@@ -109,10 +111,14 @@ class Client:
         params = {name: value for name, value in given.items() if value is not None}
         return self._upload(paths.fill(paths.DATASET, task=task, dataset=dataset), file, params)
 
-    def submit(self, task: str, model: str, dataset: str, file: str) -> Dict[str, Any]:
-        """Submit a model's predictions from a JSON Lines file."""
+    def submit(self, task: str, model: str, dataset: str, file: str,
+               description: Optional[str] = None, url: Optional[str] = None) -> Dict[str, Any]:
+        """Submit a model's predictions from a JSON Lines file (with what the model is
+        and its link, if given)."""
+        given = {"description": description, "url": url}
         return self._upload(paths.fill(paths.SUBMISSIONS, task=task, dataset=dataset,
-                                       model=model), file, {})
+                                       model=model), file,
+                            {name: value for name, value in given.items() if value is not None})
 
     def add_metric(self, task: str, spec: str, kind: str) -> Dict[str, Any]:
         """Add a metric to a task; the stored submissions are queued for it."""

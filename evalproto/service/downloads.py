@@ -1,7 +1,7 @@
 """A dataset's leaderboard as a file to download: CSV, LaTeX or JSON (evalproto.reports.
 boardfiles), made of the API's own answers, so that its figures are the leaderboard's
-to the bit: the dataset's leaderboard, its Dynaboard under the task's weights where it
-has one, and the times of the submissions on the board."""
+to the bit: the dataset's leaderboard and its Dynaboard under the task's weights where
+it has one."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 from evalproto.reports.boardfiles import board_table, format_board
-from evalproto.service import store
 from evalproto.service.boards import Boards
-from evalproto.service.database import iso_time, reading
 from evalproto.service.dynaboard import Dynaboards
 from evalproto.service.errors import Invalid
 
@@ -43,13 +41,7 @@ class Downloads:
         if board_format not in MEDIA_TYPES:
             raise Invalid(f"format {board_format!r} is none of {', '.join(MEDIA_TYPES)}")
         board = self.boards.leaderboard(task, dataset)
-        (section,) = board["datasets"]
-        numbers = [entry["submission"] for entry in section["entries"]
-                   if entry["submission"] is not None]
-        with reading(self.boards.engine) as connection:
-            times = store.submission_times(connection, numbers)
-        submitted = {number: iso_time(seconds) for number, seconds in times.items()}
-        table = board_table(board, dataset, self.dynaboard(task, dataset), submitted)
+        table = board_table(board, dataset, self.dynaboard(task, dataset))
         media_type, extension = MEDIA_TYPES[board_format]
         return BoardFile(format_board(table, board_format), media_type,
                          f"{task}-{dataset}.{extension}")

@@ -12,13 +12,21 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from sqlalchemy.engine import Row
 
 from evalproto.api.board import rows_from_bytes
-from evalproto.api.dynaboard import BoardInputs, default_weights, dynaboard_of
+from evalproto.api.dynaboard import (
+    BoardInputs,
+    Resampled,
+    default_weights,
+    resample_board,
+    weigh,
+)
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
-from evalproto.service.boards import Boards
+from evalproto.service.boards import Boards, Gathered
 from evalproto.service.database import reading
 from evalproto.service.errors import Invalid
 from evalproto.service.measured import MEASURED
@@ -30,21 +38,23 @@ KEPT_BOARDS = 64
 
 
 class Dynaboards:
-    """The Dynaboards of one database, computed in the standings' workers and kept by
-    what they were computed from."""
+    """The Dynaboards of one database: their resamples computed in the standings'
+    workers and kept by what they were computed from, weighed as each reader asks."""
 
     def __init__(self, boards: Boards, instance_memory: float) -> None:
         self.boards = boards
         self.instance_memory = instance_memory
         self._lock = threading.Lock()
-        self._kept: OrderedDict[Any, Dict[str, Any]] = OrderedDict()
+        self._kept: OrderedDict[Any, Resampled] = OrderedDict()
 
     def board(self, task_name: str, dataset_name: str,
-              weights: Optional[Mapping[str, float]] = None) -> Dict[str, Any]:
+              weights: Optional[Mapping[str, float]] = None,
+              others: bool = False) -> Dict[str, Any]:
         """The Dynaboard of a dataset (an original, not a perturbed copy): its models
         by Dynascore, best first, each with its interval, its figures and their shares
         before the weights (which the page re-ranks by); the weights, each metric's
-        direction and offset, and what was left out."""
+        direction and offset, and what was left out. With `others`, weights of metrics
+        this board lacks are let be (a page's weights are for all its Dynaboards)."""
         check_name(task_name, "task")
         check_name(dataset_name, "dataset")
         with reading(self.boards.engine) as connection:
@@ -57,53 +67,54 @@ class Dynaboards:
             gathered = self.boards.gather(connection, dataset, metric_rows)
             perf = next(row for row in metric_rows if row.spec == task.perf)
             scored = gathered.scored(perf)
-            stored = store.evaluation_rows(connection, list(scored.values()))
         models = [row for row in gathered.current if row.model in scored]
         if not models:
             raise Invalid(f"no model has been scored on {dataset_name!r} yet: the Dynaboard "
                           f"has nothing to weigh")
-        (placed,) = self.boards.standings.of([Wanted(perf, gathered.text, dataset.id, scored)])
-        inputs = BoardInputs(MetricSpec(perf.kind, perf.spec), perf.spec,
-                             [row.model for row in models],
-                             [rows_from_bytes(stored[scored[row.model]], len(gathered.text.ids))
-                              for row in models],
-                             [placed[row.model].score for row in models])
         left_out: List[Dict[str, Any]] = []
+        copies = []
         for copy, on_copy in sorted(gathered.copies, key=lambda pair: str(pair[0].kind)):
             lacking = [row.model for row in models if row.model not in on_copy]
             if lacking:
                 left_out.append({"metric": copy.kind, "models_without": lacking})
-                continue
-            inputs.deltas[str(copy.kind)] = [self.boards.deltas.rows(
-                perf, dataset, copy, row.predictions_id, on_copy[row.model].predictions_id)
-                for row in models]
+            else:
+                copies.append((copy, [on_copy[row.model].predictions_id for row in models]))
+        measured: Dict[str, List[float]] = {}
         for name, (column, _, _) in MEASURED.items():
             values = [getattr(row, column) for row in models]
             if all(value is not None for value in values):
-                inputs.measured[name] = values
+                measured[name] = values
             elif any(value is not None for value in values):
                 left_out.append({"metric": name, "models_without": [
                     row.model for row, value in zip(models, values) if value is None]})
         # Dynabench's order: perf, throughput, memory, fairness, robustness.
-        metrics = [inputs.perf_name, *inputs.measured, *inputs.deltas]
+        metrics = [perf.spec, *measured, *(str(copy.kind) for copy, _ in copies)]
+        if others and weights is not None:
+            weights = {metric: weights[metric] for metric in metrics if metric in weights}
         chosen = self._weights(task, metrics, weights)
         directions = {metric: -1.0 for metric in metrics if metric == "memory"}
         if not perf.higher_is_better:
-            directions[inputs.perf_name] = -1.0
+            directions[perf.spec] = -1.0
         offsets = {"memory": self.instance_memory} if "memory" in metrics else {}
-        key = (dataset.id, tuple(sorted(scored.items())), tuple(sorted(chosen.items())),
-               tuple((name, tuple(row.predictions_id for row in models)) for name in metrics),
-               tuple(tuple(values) for values in inputs.measured.values()))
-        with self._lock:
-            found = self._kept.get(key)
-        if found is not None:
-            return found
         standings = self.boards.standings
-        lines = standings.submit(dynaboard_of, inputs, chosen, directions, offsets,
-                                 standings.samples, standings.seed).result()
+        key = (dataset.id, perf.signature, standings.samples, standings.seed,
+               tuple((row.model, row.predictions_id, scored[row.model]) for row in models),
+               tuple((copy.id, tuple(ids)) for copy, ids in copies),
+               tuple((name, tuple(values)) for name, values in measured.items()))
+        with self._lock:
+            resampled = self._kept.get(key)
+        if resampled is None:
+            inputs = self._inputs(perf, dataset, gathered, models, scored, copies, measured)
+            resampled = standings.submit(resample_board, inputs, standings.samples,
+                                         standings.seed).result()
+            with self._lock:
+                self._kept[key] = resampled
+                while len(self._kept) > KEPT_BOARDS:
+                    self._kept.popitem(last=False)
+        lines = weigh(resampled, chosen, directions, offsets)
         teams = {row.model: row.team for row in models}
-        found = plain_data({
-            "task": task.name, "dataset": dataset.name, "perf": inputs.perf_name,
+        return plain_data({
+            "task": task.name, "dataset": dataset.name, "perf": perf.spec,
             "metrics": [{"metric": metric, "weight": chosen.get(metric, 0.0),
                          "direction": directions.get(metric, 1.0),
                          "offset": offsets.get(metric, 0.0),
@@ -114,11 +125,25 @@ class Dynaboards:
                         "dynascore": line.dynascore, "interval": line.interval,
                         "scores": line.scores, "normalized": line.normalized}
                        for number, line in enumerate(lines, 1)]})
-        with self._lock:
-            self._kept[key] = found
-            while len(self._kept) > KEPT_BOARDS:
-                self._kept.popitem(last=False)
-        return found
+
+    def _inputs(self, perf: Row, dataset: Row, gathered: Gathered, models: List[Row],
+                scored: Dict[str, int], copies: List[Tuple[Row, List[int]]],
+                measured: Dict[str, List[float]]) -> BoardInputs:
+        """What a Dynaboard is computed from: the perf metric's stored rows and scores,
+        each complete copy's delta rows, the measured values."""
+        with reading(self.boards.engine) as connection:
+            stored = store.evaluation_rows(connection, list(scored.values()))
+        (placed,) = self.boards.standings.of([Wanted(perf, gathered.text, dataset.id, scored)])
+        inputs = BoardInputs(MetricSpec(perf.kind, perf.spec), perf.spec,
+                             [row.model for row in models],
+                             [rows_from_bytes(stored[scored[row.model]], len(gathered.text.ids))
+                              for row in models],
+                             [placed[row.model].score for row in models], measured=measured)
+        for copy, ids in copies:
+            inputs.deltas[str(copy.kind)] = [
+                self.boards.deltas.rows(perf, dataset, copy, row.predictions_id, on_copy)
+                for row, on_copy in zip(models, ids)]
+        return inputs
 
     @staticmethod
     def _weights(task: Any, metrics: List[str],

@@ -6,7 +6,9 @@ Tokens are printable ASCII."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import List, Optional, Sequence
+from urllib.parse import urlsplit
 
 from evalproto.service.errors import Invalid
 
@@ -18,6 +20,8 @@ MAX_NUMBER = 2**31 - 1
 _NUMBER = re.compile(r"[0-9]{1,10}\Z")  # ASCII digits only: "²".isdigit() is true
 _UPLOAD_NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,200}\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
+DESCRIPTION_LENGTH = 500
+LINK_LENGTH = 2000
 RESERVED_KEYS = {"input": ("id", "uid"), "output": ("id", "pred")}
 """Keys a task's I/O may not declare: what every example and every reply carries."""
 
@@ -74,3 +78,49 @@ def check_keys(keys: Sequence[str], what: str) -> List[str]:
     if repeated:
         raise Invalid(f"{what} key {repeated[0]!r} is given twice")
     return list(keys)
+
+
+def check_description(value: str) -> str:
+    """A model's description, as its team sets it: one line of text (no control
+    characters: it is shown inline on every page), at most DESCRIPTION_LENGTH; ""
+    removes it."""
+    text = value.strip()
+    if len(text) > DESCRIPTION_LENGTH:
+        raise Invalid(f"description: {len(text)} characters; at most {DESCRIPTION_LENGTH}")
+    if any(ord(character) < 32 or 127 <= ord(character) < 160 for character in text):
+        raise Invalid("description: one line of text, without control characters")
+    return text
+
+
+def check_link(value: str) -> str:
+    """A link to a model's paper or code: an absolute http or https address of printable
+    ASCII (a page links to it: no javascript: or data: address, nothing a browser would
+    read otherwise than shown); "" removes it."""
+    link = value.strip()
+    if not link:
+        return link
+    if len(link) > LINK_LENGTH or any(not "!" <= c <= "~" for c in link):
+        raise Invalid(f"url {link[:80]!r}: an http or https address of printable ASCII "
+                      f"without spaces, at most {LINK_LENGTH} characters")
+    try:
+        parts = urlsplit(link)
+        parts.port  # noqa: B018 (a bad port raises here)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Invalid(f"url {link[:80]!r}: give an absolute http:// or https:// address")
+    return link
+
+
+@dataclass(frozen=True)
+class About:
+    """What a team says of its model: a description and a link to its paper or code
+    (None: left as it is; "": removed)."""
+
+    description: Optional[str] = None
+    url: Optional[str] = None
+
+    def checked(self) -> About:
+        """Itself, if each part is one a page can show (check_description, check_link)."""
+        return About(None if self.description is None else check_description(self.description),
+                     None if self.url is None else check_link(self.url))

@@ -23,7 +23,6 @@ from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from evalproto.base.version import __version__
-from evalproto.reports.boardfiles import weighs_more_than_perf
 from evalproto.reports.report import decimals, fixed
 from evalproto.service import actions, auth, paths
 from evalproto.service.context import Service
@@ -32,12 +31,17 @@ from evalproto.service.errors import Invalid
 from evalproto.service.forms import Upload, post_form, uploaded
 from evalproto.service.names import MAX_NUMBER, check_name, whole_number
 from evalproto.service.views import (
-    dynaboard_table,
+    MAX_SLIDER,
+    Dynaboard,
+    Section,
+    dynaboard,
     metric_names,
     model_dataset,
     section,
+    sliders,
     stats_link,
 )
+from evalproto.service.weights import format_weights, parse_weights
 from evalproto.sources.specs import MetricSpec
 
 router = APIRouter(include_in_schema=False)
@@ -50,6 +54,9 @@ HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"
            "Cache-Control": "no-store"}
 _SORT = re.compile(r"-?(rank|model|team|m[0-9]{1,3})")
 """The sorts a table's headings ask for (see views.Sorting)."""
+SLIDER = "weight."
+"""The name of a weight's slider, before its metric (the sliders' form, scripts off)."""
+MAX_WEIGHTS_TEXT = 2000
 REPORT_RELOAD_SECONDS = 2
 """How often a report's page looks again while the report is being made."""
 
@@ -59,6 +66,7 @@ _templates = Environment(loader=FileSystemLoader(HERE / "templates"),
 _templates.filters["number"] = lambda value: "" if value is None else repr(float(value))
 """A figure whole, as data-value holds it (the sorting script and tests read it)."""
 _templates.filters["fixed"] = lambda value: fixed(value, decimals([value], 1), "n/a")
+_templates.filters["weight"] = lambda value: f"{float(value):g}"
 _templates.globals["version"] = __version__
 _templates.globals["url"] = paths
 
@@ -103,14 +111,21 @@ def index(service: ServiceDep) -> Response:
 
 
 @router.get(paths.TASK_PAGE, response_class=HTMLResponse)
-def task_page(service: ServiceDep, task: str, round: Optional[str] = None,
-              sort: Optional[str] = None, submitted: Optional[str] = None) -> Response:
-    """A task's leaderboards (of one round, sorted as asked), and the notice of a
-    submission the form has just made."""
+def task_page(service: ServiceDep, request: Request, task: str, round: Optional[str] = None,
+              sort: Optional[str] = None, submitted: Optional[str] = None,
+              weights: Optional[str] = None) -> Response:
+    """A task's leaderboards (of one round, sorted as asked) with each dataset's
+    Dynaboard (under the weights asked, as `metric=weight,...`, or by the sliders' form
+    with scripts off: `weight.METRIC=W`), and the notice of a submission the form has
+    just made."""
     check_name(task, "task")
     chosen = whole_number(round) if round else None
     sort = sort if sort and _SORT.fullmatch(sort) else None  # one page per real sort
     notice = _submission(service, task, submitted)
+    if weights is None:
+        weights = ",".join(f"{key[len(SLIDER):]}={value}" for key, value
+                           in request.query_params.multi_items() if key.startswith(SLIDER))
+    weighed, weights_problem = _page_weights(weights)
     version = service.boards.version(task)
 
     def make() -> str:
@@ -120,14 +135,50 @@ def task_page(service: ServiceDep, task: str, round: Optional[str] = None,
                          if dataset["round"] is not None})
         sections = [section(board, dataset, sort) for dataset in board["datasets"]
                     if chosen is None or dataset["round"] == chosen]
+        for shown in sections:
+            shown.dynaboard = _dynaboard(service, task, shown, weighed)
+        boards = [shown.dynaboard for shown in sections
+                  if shown.dynaboard and shown.dynaboard.metrics]
         return render("task.html", board=board, sections=sections, rounds=rounds,
                       perf_name=metric_names(board["metrics"])[board["perf"]],
                       chosen=chosen, submitted=notice, jobs=board["jobs"],
+                      sliders=sliders(boards), weights_problem=weights_problem,
+                      max_slider=MAX_SLIDER, slider_name=SLIDER,
                       snapshots=_snapshots(service, task))
 
     if notice is not None:
         return answer(make())
-    return answer(service.kept.get(("task", task, chosen, sort), version, make, earlier=True))
+    key = ("task", task, chosen, sort, weighed and format_weights(weighed), weights_problem)
+    return answer(service.kept.get(key, version, make, earlier=True))
+
+
+def _page_weights(text: Optional[str]) -> Tuple[Optional[Dict[str, float]], Optional[str]]:
+    """The Dynaboards' weights a page's address asks for, or why they are not taken."""
+    if not text:
+        return None, None
+    if len(text) > MAX_WEIGHTS_TEXT:
+        return None, (f"weights: {len(text)} characters, more than {MAX_WEIGHTS_TEXT}; the "
+                      f"Dynaboards show the task's weights")
+    try:
+        return parse_weights(text), None
+    except Invalid as exc:
+        return None, f"{exc}; the Dynaboards show the task's weights"
+
+
+def _dynaboard(service: Service, task: str, shown: Section,
+               weights: Optional[Dict[str, float]]) -> Optional[Dynaboard]:
+    """A dataset's Dynaboard as its section shows it: none on a perturbed copy or a
+    dataset without submissions; while new scores are being ranked, a note that it
+    follows."""
+    if shown.perturbation_of is not None or not shown.lines:
+        return None
+    if shown.ranking:
+        return Dynaboard(shown.dataset, problem="The Dynaboard follows when the new scores "
+                                                "are ranked.")
+    try:
+        return dynaboard(service.dynaboards.board(task, shown.dataset, weights, others=True))
+    except Invalid as exc:
+        return Dynaboard(shown.dataset, problem=f"No Dynaboard: {exc}.")
 
 
 @router.get(paths.MODEL_PAGE, response_class=HTMLResponse)
@@ -144,17 +195,14 @@ def model_page(service: ServiceDep, task: str, model: str) -> Response:
 @router.get(paths.SNAPSHOT_PAGE, response_class=HTMLResponse)
 def snapshot_page(service: ServiceDep, snapshot: int, sort: Optional[str] = None) -> Response:
     """A snapshot of a task's boards, frozen: each dataset's leaderboard and Dynaboard
-    as they were when it was taken, shown as the task's page shows its boards (a
-    Dynaboard of the perf metric alone, whose Dynascores are the perf scores, is not
-    shown again)."""
+    as they were when it was taken, shown as the task's page shows its boards."""
     frozen = service.snapshots.snapshot(snapshot)
     sort = sort if sort and _SORT.fullmatch(sort) else None
     return page("snapshot.html", snapshot=frozen, taken=_time(frozen["taken"]),
                 sections=[section(frozen, dataset, sort) for dataset in frozen["datasets"]],
                 perf_name=metric_names(frozen["metrics"])[frozen["perf"]],
-                dynaboards={name: dynaboard_table(board, frozen["metrics"])
-                            for name, board in frozen["dynaboards"].items()
-                            if weighs_more_than_perf(board)})
+                dynaboards={name: dynaboard(board)
+                            for name, board in frozen["dynaboards"].items()})
 
 
 def _snapshots(service: Service, task: str) -> List[Dict[str, Any]]:
@@ -186,6 +234,7 @@ def _model_text(service: Service, task: str, model: str, version: Tuple[Any, ...
     current = {shown.line.submission for shown in datasets}
     runs = [dict(run, finished=_time(run["finished"])) for run in history["runs"]]
     return render("model.html", task=task, model=model, team=history["team"], runs=runs,
+                  description=history["description"], link=history["url"],
                   timeout=history["timeout"], datasets=datasets,
                   names=metric_names([metric for metric in board["metrics"]
                                       if metric["kind"] != "measured"]), current=current,

@@ -33,14 +33,13 @@ class Snapshots:
         board = self.boards.leaderboard(check_name(task, "task"))
         dynaboards: Dict[str, Any] = {}
         without: Dict[str, str] = {}
-        shown = {section["dataset"] for section in board["datasets"]}
-        for dataset in self.boards.datasets(task):
-            if dataset["dataset"] not in shown or dataset["perturbation_of"] is not None:
-                continue  # added since; or a copy, whose figures its original's board has
+        for section in board["datasets"]:
+            if section["perturbation_of"] is not None:
+                continue  # a copy: its figures are on its original's Dynaboard
             try:
-                dynaboards[dataset["dataset"]] = self.dynaboards.board(task, dataset["dataset"])
+                dynaboards[section["dataset"]] = self.dynaboards.board(task, section["dataset"])
             except Invalid as exc:
-                without[dataset["dataset"]] = str(exc)
+                without[section["dataset"]] = str(exc)
         return {**board, "dynaboards": dynaboards, "without_dynaboard": without}
 
     def snapshot(self, snapshot_id: int) -> Dict[str, Any]:

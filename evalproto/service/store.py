@@ -9,11 +9,12 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from sqlalchemy import func, insert, or_, select
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Row
 
 from evalproto.base.errors import EvalprotoError
 from evalproto.service.database import content_hash, insert_new, now
+from evalproto.service.names import About
 from evalproto.service.schema import (
     DONE,
     FAILED,
@@ -244,8 +245,17 @@ def team(connection: Connection, name: str) -> Row:
     return found
 
 
+def describe_model(connection: Connection, model_id: int, about: Optional[About]) -> None:
+    """Set what `about` gives of a model's description and link."""
+    given = {column: value or None for column, value in (
+        ("description", about.description if about else None),
+        ("url", about.url if about else None)) if value is not None}
+    if given:
+        connection.execute(update(models).where(models.c.id == model_id).values(**given))
+
+
 def add_model(connection: Connection, task_id: int, team_id: int, name: str, command: str,
-              timeout: Optional[float]) -> Tuple[int, int]:
+              timeout: Optional[float], about: Optional[About] = None) -> Tuple[int, int]:
     """Add a model that the server runs (its command, run as the server's user) for a
     team, and queue its run on every dataset of the task; (its id, runs queued). A
     name taken, by a team's submissions or another model, is refused."""
@@ -255,6 +265,7 @@ def add_model(connection: Connection, task_id: int, team_id: int, name: str, com
             "timeout": timeout, "created": now()}, ["task_id", "name"]):
         raise Taken(f"the task has a model {name!r} already")
     model_id = model(connection, task_id, name).id
+    describe_model(connection, model_id, about)
     found = [row.id for row in task_datasets(connection, task_id)]
     _queue_runs(connection, [(model_id, dataset_id) for dataset_id in found])
     return int(model_id), len(found)
@@ -277,10 +288,11 @@ def _queue_runs(connection: Connection, pairs: Sequence[Tuple[int, int]]) -> Non
 
 
 def submit(connection: Connection, task_id: int, team_id: int, model: str, dataset_id: int,
-           data: bytes) -> Tuple[int, int]:
-    """Record a submission of a team's model (made on its first submission) and queue
-    its scoring under every metric of the task; (the submission's id, jobs queued).
-    Predictions are kept once however often they are submitted."""
+           data: bytes, about: Optional[About] = None) -> Tuple[int, int]:
+    """Record a submission of a team's model (made on its first submission; `about`
+    sets its description and link) and queue its scoring under every metric of the
+    task; (the submission's id, jobs queued). Predictions are kept once however often
+    they are submitted."""
     lock_task(connection, task_id)
     insert_new(connection, models, {"task_id": task_id, "team_id": team_id, "name": model,
                                     "created": now()}, ["task_id", "name"])
@@ -293,6 +305,7 @@ def submit(connection: Connection, task_id: int, team_id: int, model: str, datas
                                        ).scalar_one()
         raise NotYours(f"the model {model!r} belongs to team {owner.name!r}; team "
                        f"{submitter!r} submits only its own models")
+    describe_model(connection, owner.id, about)
     return add_submission(connection, task_id, owner.id, dataset_id, data)
 
 
@@ -358,7 +371,7 @@ def model(connection: Connection, task_id: int, name: str) -> Row:
     """A model of a task, with its team's name, or Missing."""
     found = connection.execute(
         select(models.c.id, models.c.name, models.c.command, models.c.timeout,
-               teams.c.name.label("team"))
+               models.c.description, models.c.url, teams.c.name.label("team"))
         .join(teams, teams.c.id == models.c.team_id)
         .where(models.c.task_id == task_id, models.c.name == name)).first()
     if found is None:
@@ -370,7 +383,7 @@ _SUBMISSION = select(
     submissions.c.id, submissions.c.created, submissions.c.predictions_id,
     submissions.c.dataset_id, models.c.name.label("model"), teams.c.name.label("team"),
     datasets.c.name.label("dataset"), models.c.task_id, submissions.c.throughput,
-    submissions.c.memory,
+    submissions.c.memory, models.c.description, models.c.url,
 ).join(models, models.c.id == submissions.c.model_id).join(
     teams, teams.c.id == models.c.team_id).join(
     datasets, datasets.c.id == submissions.c.dataset_id)
@@ -382,13 +395,6 @@ def submission(connection: Connection, submission_id: int) -> Row:
     if found is None:
         raise Missing(f"no submission {submission_id}")
     return found
-
-
-def submission_times(connection: Connection, submission_ids: Sequence[int]) -> Dict[int, float]:
-    """When each of these submissions was made, by id."""
-    found = connection.execute(select(submissions.c.id, submissions.c.created).where(
-        submissions.c.id.in_(list(submission_ids))))
-    return {int(row.id): float(row.created) for row in found}
 
 
 def model_submissions(connection: Connection, model_id: int) -> List[Row]:

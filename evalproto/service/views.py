@@ -5,6 +5,7 @@ boards' figures), so that a page shows exactly what the API answers."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -48,6 +49,7 @@ class Cell:
     text: str
     message: Optional[str] = None
     rank: Optional[List[int]] = None
+    half_width: Optional[float] = None
 
     @property
     def rank_text(self) -> str:
@@ -71,6 +73,14 @@ class Line:
     ranking: bool = False  # scored, its rank being computed
     cluster: Optional[int] = None
     first_of_cluster: bool = False
+    submitted: str = ""  # when its current submission came (ISO 8601)
+    description: Optional[str] = None
+    url: Optional[str] = None
+
+    @property
+    def date(self) -> str:
+        """The day its current submission came."""
+        return self.submitted[:10]
 
     @property
     def rank_text(self) -> str:
@@ -81,8 +91,8 @@ class Line:
         """What the row sorts by under a column (None sorts last either way)."""
         if key == "rank":
             return self.index if self.rank else None
-        if key in ("model", "team"):
-            return getattr(self, key)
+        if key in ("model", "team", "submitted"):
+            return getattr(self, key) or None
         return next(cell.value for cell in self.cells if cell.key == key)
 
 
@@ -136,6 +146,79 @@ class Sorting:
 
 
 @dataclass
+class ChartRow:
+    """A model's mark on a chart: its score (a dot) and its interval (a line), in the
+    chart's units, and as shown."""
+
+    model: str
+    team: str
+    y: float
+    low: float
+    score: float
+    high: float
+    text: str
+
+
+@dataclass
+class Chart:
+    """The perf metric's scores with their 95% intervals, a row per ranked model in
+    ranking order, drawn as SVG by the server (the pages load nothing else)."""
+
+    metric: str
+    rows: List[ChartRow]
+    ticks: List[Tuple[float, str]]
+    width: int
+    height: int
+    left: int  # where the plot starts (the names are left of it)
+
+    @property
+    def right(self) -> int:
+        """Where the plot ends."""
+        return self.width - CHART_MARGIN
+
+
+CHART_WIDTH, CHART_LEFT, CHART_MARGIN, CHART_ROW, CHART_AXIS = 720, 200, 16, 22, 34
+
+
+def _chart(columns: Sequence[Column], lines: Sequence[Line], perf: str) -> Optional[Chart]:
+    """The chart of the perf metric's ranked scores (None if none is ranked yet)."""
+    column = next(column for column in columns if column.spec == perf)
+    marked = []
+    for line in sorted(lines, key=lambda line: line.index):
+        cell = next(cell for cell in line.cells if cell.key == column.key)
+        if cell.status == DONE and cell.value is not None and cell.half_width is not None:
+            marked.append((line.model, line.team, cell.value, cell.half_width, cell.text))
+    if not marked:
+        return None
+    low = min(value - half for _, _, value, half, _ in marked)
+    high = max(value + half for _, _, value, half, _ in marked)
+    ticks = _ticks(low, high)
+    start, end = min(low, ticks[0]), max(high, ticks[-1])
+    span = (end - start) or 1.0
+    right = CHART_WIDTH - CHART_MARGIN
+
+    def x(value: float) -> float:
+        """Where a value is drawn."""
+        return round(CHART_LEFT + (value - start) / span * (right - CHART_LEFT), 2)
+
+    rows = [ChartRow(model, team, CHART_ROW * (number + 0.5), x(value - half), x(value),
+                     x(value + half), text)
+            for number, (model, team, value, half, text) in enumerate(marked)]
+    return Chart(column.name, rows, [(x(tick), fixed(tick, column.places, "")) for tick in ticks],
+                 CHART_WIDTH, CHART_ROW * len(rows) + CHART_AXIS, CHART_LEFT)
+
+
+def _ticks(low: float, high: float) -> List[float]:
+    """Round values from about `low` to about `high`, five or so."""
+    span = high - low or abs(high) or 1.0
+    step = 10 ** math.floor(math.log10(span / 4))
+    step *= next(factor for factor in (1, 2, 5, 10) if span / (step * factor) <= 5)
+    first = math.floor(low / step) * step
+    count = int(math.ceil((high - first) / step - 1e-9)) + 1
+    return [round(first + number * step, 12) for number in range(count)]
+
+
+@dataclass
 class Section:
     """A dataset's leaderboard as its page shows it."""
 
@@ -149,6 +232,10 @@ class Section:
     signatures: List[Tuple[str, str]]
     perf: str  # the key of the perf metric's column, which ranks
     sorting: Sorting = field(default_factory=Sorting)
+    perturbation_of: Optional[str] = None  # a perturbed copy: the dataset it copies
+    kind: Optional[str] = None  # and its kind (fairness, robustness)
+    chart: Optional[Chart] = None
+    dynaboard: Optional[Dynaboard] = None
 
     @property
     def ranking(self) -> int:
@@ -200,18 +287,24 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
                            if entry["metric"] == metric["metric"]
                            and entry["score"] is not None], 1))
                for number, metric in enumerate(metrics)]
+    about = {record["model"]: record for record in dataset.get("models", [])}
     lines = []
     for index, model in enumerate(dict.fromkeys(entry["model"] for entry in entries)):
         if only is not None and model != only:
             continue
         first = cells.get((model, perf)) or next(e for e in entries if e["model"] == model)
         ranked = first["status"] == DONE and first["rank"] is not None
+        said = about.get(model, {})
         lines.append(Line(index, model, first["team"], first["submission"],
                           first["rank"] if ranked else None,
                           [_cell(column, cells.get((model, column.spec)))
-                           for column in columns], first["status"] == RANKING))
+                           for column in columns], first["status"] == RANKING,
+                          submitted=said.get("submitted") or "",
+                          description=said.get("description"), url=said.get("url")))
     _clusters(lines)
-    sorting = Sorting.parse(sort, ["rank", "model", "team", *(c.key for c in columns)])
+    chart = _chart(columns, lines, perf)
+    sorting = Sorting.parse(sort, ["rank", "model", "team", "submitted",
+                                   *(c.key for c in columns)])
     key_column = next((column for column in columns if column.key == sorting.key), None)
     present = [line for line in lines if line.value(sorting.key) is not None]
     present.sort(key=lambda line: line.value(sorting.key),
@@ -222,7 +315,7 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
     perf_key = next(column.key for column in columns if column.spec == perf)
     return Section(dataset["dataset"], dataset["round"], dataset["n"], dataset["nrefs"],
                    columns, ordered, _tag_tables(columns, entries, only), signatures, perf_key,
-                   sorting)
+                   sorting, dataset.get("perturbation_of"), dataset.get("kind"), chart)
 
 
 def _cell(column: Column, entry: Optional[Mapping[str, Any]]) -> Cell:
@@ -240,7 +333,8 @@ def _cell(column: Column, entry: Optional[Mapping[str, Any]]) -> Cell:
                     rank=entry["rank"])
     return Cell(column.key, DONE, entry["score"],
                 f"{fixed(entry['score'], places, 'n/a')} ± "
-                f"{fixed(entry['half_width'], places, 'n/a')}", rank=entry["rank"])
+                f"{fixed(entry['half_width'], places, 'n/a')}", rank=entry["rank"],
+                half_width=entry["half_width"])
 
 
 def _clusters(lines: Sequence[Line]) -> None:
@@ -275,54 +369,6 @@ def _tag_tables(columns: Sequence[Column], entries: Sequence[Mapping[str, Any]],
     return tables
 
 
-@dataclass
-class DynaboardLine:
-    """A model's line of a Dynaboard, as shown: its Dynascore with its interval, and
-    its figures before the weights."""
-
-    rank: int
-    model: str
-    team: str
-    dynascore: Optional[float]
-    text: str
-    figures: List[TagScore]
-
-
-@dataclass
-class DynaboardTable:
-    """A dataset's Dynaboard as a page shows it (a snapshot's, as it was taken)."""
-
-    dataset: str
-    weights: str
-    metrics: List[str]
-    lines: List[DynaboardLine]
-    left_out: List[str]
-    samples: int
-
-
-def dynaboard_table(board: Mapping[str, Any],
-                    leaderboard_metrics: Sequence[Mapping[str, Any]]) -> DynaboardTable:
-    """A Dynaboard (the API's JSON) as a table: each figure with the decimals of its
-    column on the leaderboard (whose `leaderboard_metrics` say so for some), each
-    column alike."""
-    metrics = [metric["metric"] for metric in board["metrics"]]
-    models = board["models"]
-    places = decimals([model["dynascore"] for model in models], 1)
-    given = {metric["metric"]: metric.get("decimals") for metric in leaderboard_metrics}
-    shown = {metric: given.get(metric) or decimals(
-        [model["scores"][metric] for model in models], 1) for metric in metrics}
-    lines = [DynaboardLine(
-        model["rank"], model["model"], model["team"], model["dynascore"],
-        f"{fixed(model['dynascore'], places, 'n/a')} ({fixed(model['interval'][0], places, 'n/a')}"
-        f"{DASH}{fixed(model['interval'][1], places, 'n/a')})",
-        [TagScore(model["scores"][metric], fixed(model["scores"][metric], shown[metric], "n/a"))
-         for metric in metrics]) for model in models]
-    weights = ", ".join(f"{metric['metric']} {metric['weight']:g}" for metric in board["metrics"])
-    left_out = [f"{left['metric']} (models without it: {', '.join(left['models_without'])})"
-                for left in board["left_out"]]
-    return DynaboardTable(board["dataset"], weights, metrics, lines, left_out, board["samples"])
-
-
 def model_dataset(board: Mapping[str, Any], dataset: Mapping[str, Any], model: str,
                   stats: StatsLink) -> Optional[ModelDataset]:
     """A model's standing on a dataset of the board, or None if it has no entry there."""
@@ -349,3 +395,112 @@ def stats_link(export: Dict[str, Any] | str, dataset: str, model: str) -> StatsL
     if model not in export["models"]:
         return StatsLink(False, f"{model} has no current submission on {dataset}")
     return StatsLink(True, ", ".join(export["metrics"]))
+
+
+@dataclass
+class DynaMetric:
+    """A metric of a Dynaboard: its weight, direction and the places it is shown with."""
+
+    metric: str
+    weight: float
+    higher_is_better: bool
+    places: int
+
+    @property
+    def direction(self) -> str:
+        """Its direction mark."""
+        return "↑" if self.higher_is_better else "↓"
+
+    @property
+    def direction_words(self) -> str:
+        """Its direction in words."""
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+
+@dataclass
+class DynaCell:
+    """A model's figure on a metric of a Dynaboard, and its share before the weights
+    (what the page's script re-weighs)."""
+
+    metric: str
+    value: float
+    share: float
+    text: str
+
+
+@dataclass
+class DynaLine:
+    """A model's row of a Dynaboard."""
+
+    rank: int
+    model: str
+    team: str
+    dynascore: float
+    interval: List[float]
+    cells: List[DynaCell]
+
+    @property
+    def dynascore_text(self) -> str:
+        """Its Dynascore, as shown."""
+        return fixed(self.dynascore, 2, "n/a")
+
+    @property
+    def interval_text(self) -> str:
+        """Its interval, as shown."""
+        return f"{fixed(self.interval[0], 2, 'n/a')}–{fixed(self.interval[1], 2, 'n/a')}"
+
+
+@dataclass
+class Dynaboard:
+    """A dataset's Dynaboard as its page shows it (from the API's JSON), or why there
+    is none."""
+
+    dataset: str
+    metrics: List[DynaMetric] = field(default_factory=list)
+    lines: List[DynaLine] = field(default_factory=list)
+    left_out: List[str] = field(default_factory=list)
+    samples: int = 0
+    problem: Optional[str] = None
+
+    @property
+    def weights_text(self) -> str:
+        """Its weights, as the note says them."""
+        return ", ".join(f"{metric.metric} {metric.weight:g}" for metric in self.metrics)
+
+
+def dynaboard(found: Mapping[str, Any]) -> Dynaboard:
+    """A Dynaboard's view, from what the API answers."""
+    metrics = [DynaMetric(metric["metric"], metric["weight"], metric["higher_is_better"],
+                          decimals([model["scores"][metric["metric"]]
+                                    for model in found["models"]], 1))
+               for metric in found["metrics"]]
+    lines = [DynaLine(model["rank"], model["model"], model["team"], model["dynascore"],
+                      model["interval"],
+                      [DynaCell(metric.metric, model["scores"][metric.metric],
+                                model["normalized"][metric.metric],
+                                fixed(model["scores"][metric.metric], metric.places, "n/a"))
+                       for metric in metrics]) for model in found["models"]]
+    left_out = [f"{item['metric']} (not measured for {', '.join(item['models_without'])})"
+                for item in found["left_out"]]
+    return Dynaboard(found["dataset"], metrics, lines, left_out, found["samples"])
+
+
+@dataclass
+class Slider:
+    """A weight's slider: its metric and where it starts (0 to MAX_SLIDER)."""
+
+    metric: str
+    weight: float
+
+
+MAX_SLIDER = 5
+"""The sliders' range, as Dynabench's: 0 to 5."""
+
+
+def sliders(boards: Sequence[Dynaboard]) -> List[Slider]:
+    """A slider for each metric of these Dynaboards (in their order), at its weight."""
+    found: Dict[str, float] = {}
+    for board in boards:
+        for metric in board.metrics:
+            found.setdefault(metric.metric, min(metric.weight, MAX_SLIDER))
+    return [Slider(metric, weight) for metric, weight in found.items()]

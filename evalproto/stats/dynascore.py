@@ -11,7 +11,9 @@ metric's marginal rate is |its difference| / the perf's difference, and its AMRS
 the mean of those rates; each metric is divided by |AMRS|, and the Dynascore is the
 sum of the metrics weighed by the weights normalised to sum 1. A metric whose AMRS is
 0 (the same for every model) or cannot be computed (no pair of models far enough apart)
-adds 0, where Dynabench's sum became NaN.
+adds 0, where Dynabench's sum became NaN; the perf metric's rate is 1 (its AMRS against
+itself, wherever Dynabench's is defined), so that models that tie on it (as they may on
+a bootstrap resample) keep it.
 
 Every function here takes a stack of tables (..., models, metrics), so that the
 Dynascores of a thousand bootstrap resamples are computed in one pass.
@@ -61,6 +63,8 @@ def contributions(values: np.ndarray, perf: int, directions: Sequence[float],
         counted = kept.sum(axis=-1)[..., None]
         amrs = np.where(kept[..., None], rates, 0.0).sum(axis=-2) / counted
     usable = np.isfinite(amrs) & (amrs != 0)
+    usable[..., perf] = True  # the perf metric's own rate is 1, even where models tie
+    amrs[..., perf] = 1.0
     scale = np.where(usable, np.abs(np.where(usable, amrs, 1.0)), 1.0)
     found: np.ndarray = np.where(usable[..., None, :], converted / scale[..., None, :], 0.0)
     return found

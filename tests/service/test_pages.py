@@ -240,7 +240,7 @@ def test_the_round_filter(served):
                          ("", ["wmt22-de-en", "wmt22-en-de"]), ("?round=7", []),
                          ("?round=x", ["wmt22-de-en", "wmt22-en-de"])):
         text = get(server, f"/tasks/mt{query}").text
-        assert [table.get("id") for table in parse(text).xpath("//table[@id]")] == [
+        assert [table.get("id") for table in parse(text).xpath("//table[@class='board']")] == [
             f"table-{name}" for name in shown], query
 
 

@@ -1,5 +1,5 @@
-"""The service's examples are true: docs/service.md's session and the README's
-organiser's block, their commands run in order by a shell against a real `evalproto
+"""The service's examples are true: docs/service.md's and docs/dynaboard.md's sessions
+and the README's organiser's block, their commands run in order by a shell against a real `evalproto
 serve` (started as the pages say, on the default SQLite file, with the admin token it
 makes), in a directory holding a copy of tests/data, print what the pages show, byte
 for byte."""
@@ -18,8 +18,8 @@ from docpages import ROOT, Command, commands, every_command
 
 from .conftest import Server
 
-SESSIONS = {"docs/service.md": every_command, "README.md":
-            lambda page: commands(page, service=True)}
+SESSIONS = {"docs/service.md": every_command, "docs/dynaboard.md": every_command,
+            "README.md": lambda page: commands(page, service=True)}
 """The pages, and the commands of each that run against a server."""
 
 

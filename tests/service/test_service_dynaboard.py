@@ -7,13 +7,13 @@ figures, with a seeded 95% bootstrap interval, under the user's weights."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 import pytest
 
 import evalproto
 
+from .boardpages import parse
 from .conftest import jsonl
 from .test_service_models import model_file, nli_rows
 
@@ -54,15 +54,13 @@ def delta_by_hand(rows, copies, original_preds, copy_preds) -> float:
 
 @pytest.fixture
 def board(start_service, tmp_path):
-    """The board of `fill_board` on a new service."""
-    server = start_service(f"sqlite:///{tmp_path / 'board.db'}", jobs=2)
-    return (server, *fill_board(server, tmp_path))
+    """Task nli (submissions only: exact match), dataset dev with a robustness and a
+    fairness copy, three teams' models submitted on all three."""
+    return fill_board(start_service(f"sqlite:///{tmp_path / 'board.db'}", jobs=2), tmp_path)
 
 
-def fill_board(server: Any, tmp_path: Path) -> Tuple[Any, ...]:
-    """Task nli (submissions only: exact match and chrF), dataset dev with a robustness
-    and a fairness copy, three teams' models submitted on all three; scored when this
-    returns. The dataset's rows, the copies by kind, the files by model and dataset."""
+def fill_board(server, tmp_path):
+    """The board of the `board` fixture, on this service."""
     server.ok("POST", "/api/tasks", json={"name": "nli", "metrics": [
         {"spec": "exact-match"}, {"spec": "chrf"}], "perf": "exact-match"})
     rows = nli_rows(0, 90)
@@ -75,9 +73,11 @@ def fill_board(server: Any, tmp_path: Path) -> Tuple[Any, ...]:
             "perturbation_of": "dev", "kind": kind},
             content=jsonl(tmp_path / f"dev-{kind}.jsonl", found).read_bytes())
     files: Dict[str, Dict[str, Any]] = {}
+    tokens: Dict[str, str] = {}
     for number, (team, rule) in enumerate((("lab-a", 14), ("lab-b", 18), ("lab-c", 25))):
         token = server.ok("POST", "/api/teams", json={"name": team})["token"]
         model = f"model-{number}"
+        tokens[model] = token
         files[model] = {"dev": predictions(rows, rule)}
         for name, found in (("dev", rows), *((f"dev-{kind}", copies[kind])
                                             for kind in copies)):
@@ -86,11 +86,11 @@ def fill_board(server: Any, tmp_path: Path) -> Tuple[Any, ...]:
             server.ok("POST", f"/api/tasks/nli/datasets/{name}/models/{model}", token,
                       content=jsonl(tmp_path / f"{model}-{name}.jsonl", made).read_bytes())
     server.wait("nli")
-    return rows, copies, files
+    return server, rows, copies, files, tokens
 
 
 def test_the_originals_board_gains_the_delta_metrics_of_its_copies(board):
-    server, rows, copies, files = board
+    server, rows, copies, files, _ = board
     found = {(entry["model"], entry["metric"]): entry
              for entry in server.leaderboard("nli", "dev")}
     for model, made in files.items():
@@ -110,7 +110,7 @@ def test_the_originals_board_gains_the_delta_metrics_of_its_copies(board):
 
 
 def test_the_dynaboard_is_dynabenchs_dynascore_with_an_interval(board):
-    server, _, _, files = board
+    server, _, _, files, _ = board
     found = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
     assert [metric["metric"] for metric in found["metrics"]] == [
         "exact-match", "fairness", "robustness"]
@@ -140,7 +140,7 @@ def test_the_dynaboard_is_dynabenchs_dynascore_with_an_interval(board):
 
 
 def test_the_users_weights_and_their_refusals(board):
-    server, _, _, _ = board
+    server, _, _, _, _ = board
     only_perf = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None,
                           params={"weights": "exact-match=1"})
     for model in only_perf["models"]:  # the Dynascore of the perf metric alone is it
@@ -164,7 +164,7 @@ def test_the_users_weights_and_their_refusals(board):
 
 
 def test_the_board_commands_give_the_dynaboard(board):
-    server, _, _, _ = board
+    server, _, _, _, _ = board
     done = server.board("dynaboard", "nli", "dev", "--weights",
                         "exact-match=4,fairness=1,robustness=1", "-f", "json")
     lines = [json.loads(line) for line in done.stdout.splitlines()]
@@ -261,3 +261,142 @@ def test_the_instance_memory_is_a_positive_number_of_gib():
     for given in ("0", "-1", "lots"):
         done = CliRunner().invoke(main, ["serve", "--instance-memory", given])
         assert done.exit_code == 2 and "--instance-memory" in done.output, given
+
+
+HOSTILE_DESCRIPTION = 'A <b onmouseover="window.__pwned = 3">bold</b> model & more'
+LINK = "https://example.org/paper?a=1&b=<2>"
+
+
+def test_a_team_says_what_its_model_is_at_submit_time(board, tmp_path):
+    server, rows, _, _, _ = board
+    token = server.ok("POST", "/api/teams", json={"name": "lab-d"})["token"]
+    predicted = jsonl(tmp_path / "mine.jsonl", predictions(rows, 20))
+    done = server.board("submit", "nli", "model-9", "dev", str(predicted), "--description",
+                        HOSTILE_DESCRIPTION, "--url", LINK, token=token)
+    assert done.exit_code == 0, done.output
+    server.wait("nli")
+    (section,) = server.ok("GET", "/api/tasks/nli/leaderboard", None,
+                           params={"dataset": "dev"})["datasets"]
+    about = {record["model"]: record for record in section["models"]}
+    assert (about["model-9"]["description"], about["model-9"]["url"]) == (
+        HOSTILE_DESCRIPTION, LINK)
+    assert about["model-0"]["description"] is None
+    page = server.request("GET", "/tasks/nli", None).text
+    document = parse(page)
+    (cell,) = document.xpath("//table[@id='table-dev']//tr[@data-model='model-9']/th")
+    assert cell.xpath("string(span[@class='about'])") == HOSTILE_DESCRIPTION
+    (link,) = cell.xpath("a[@class='paper']")
+    assert (link.get("href"), link.get("rel")) == (LINK, "nofollow noopener noreferrer")
+    assert "onmouseover" not in "".join(document.xpath("//@*[starts-with(name(), 'on')]"))
+    assert "&lt;b onmouseover=" in page
+    (date,) = document.xpath("//table[@id='table-dev']//tr[@data-model='model-9']"
+                             "/td[@data-key='submitted']/time")
+    assert date.get("datetime") == about["model-9"]["submitted"]
+    assert date.text == about["model-9"]["submitted"][:10]
+    model_page = parse(server.request("GET", "/tasks/nli/models/model-9", None).text)
+    assert model_page.xpath("string(//p[@class='described']/span)") == HOSTILE_DESCRIPTION
+    submissions = len(server.ok("GET", "/api/tasks/nli/models/model-9", None)["submissions"])
+    for params, said in (({"url": "javascript:alert(1)"}, "give an absolute http:// or "
+                                                           "https:// address"),
+                         ({"url": "https://exa mple.org"}, "without spaces"),
+                         ({"url": "//example.org/x"}, "give an absolute"),
+                         ({"description": "two\nlines"}, "without control characters"),
+                         ({"description": "x" * 501}, "501 characters; at most 500")):
+        response = server.request("POST", "/api/tasks/nli/datasets/dev/models/model-9", token,
+                                  params=params, content=predicted.read_bytes())
+        assert response.status_code == 400 and said in response.json()["error"], params
+    history = server.ok("GET", "/api/tasks/nli/models/model-9", None)
+    assert len(history["submissions"]) == submissions  # nothing stored
+    assert (history["description"], history["url"]) == (HOSTILE_DESCRIPTION, LINK)
+    server.board("submit", "nli", "model-9", "dev", str(predicted), token=token)
+    kept = server.ok("GET", "/api/tasks/nli/models/model-9", None)
+    assert (kept["description"], kept["url"]) == (HOSTILE_DESCRIPTION, LINK)  # left as it is
+    server.board("submit", "nli", "model-9", "dev", str(predicted), "--description", "",
+                 token=token)
+    removed = server.ok("GET", "/api/tasks/nli/models/model-9", None)
+    assert (removed["description"], removed["url"]) == (None, LINK)
+
+
+def page_dynaboard(server, query=""):
+    """The dev section's Dynaboard on the task page: (its rows' models, Dynascores as
+    data-value holds them, the sliders' {metric: value})."""
+    document = parse(server.request("GET", f"/tasks/nli{query}", None).text)
+    rows = document.xpath("//section[@id='dataset-dev']//table[@class='dynaboard']/tbody/tr")
+    sliders = {slider.get("aria-label"): slider.get("value")
+               for slider in document.xpath("//input[@type='range']")}
+    return ([row.get("data-dynascore-model") for row in rows],
+            [float(row.xpath("string(td[@data-key='dynascore']/@data-value)")) for row in rows],
+            sliders, document)
+
+
+def test_the_task_page_shows_the_dynaboard_with_its_sliders(board):
+    server, _, _, _, _ = board
+    api = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    models, scores, sliders, document = page_dynaboard(server)
+    assert models == [model["model"] for model in api["models"]]
+    assert scores == [model["dynascore"] for model in api["models"]]
+    assert sliders == {"exact-match": "4", "fairness": "1", "robustness": "1"}
+    for slider in document.xpath("//input[@type='range']"):
+        assert (slider.get("min"), slider.get("max")) == ("0", "5")
+    heads = document.xpath("//table[@class='dynaboard']/thead/tr/th[@data-metric]")
+    assert [(head.get("data-metric"), head.xpath("string(span[@class='better'])"))
+            for head in heads] == [("exact-match", "↑"), ("fairness", "↑"), ("robustness", "↑")]
+    for row, model in zip(document.xpath("//table[@class='dynaboard']/tbody/tr"),
+                          api["models"]):  # what the page's script computes as it re-weighs
+        shares = {cell.get("data-metric"): float(cell.get("data-share"))
+                  for cell in row.xpath("td[@data-metric]")}
+        assert sum(shares[name] * weight for name, weight in (
+            ("exact-match", 4), ("fairness", 1), ("robustness", 1))) / 6 == pytest.approx(
+            model["dynascore"], rel=1e-12)
+        low, high = model["interval"]
+        assert row.xpath("string(td[@data-key='interval'])") == f"{low:.2f}–{high:.2f}"
+    copies = document.xpath("//section[@id='dataset-dev-robustness']")
+    assert "robustness copy of dev" in copies[0].xpath("string(h2)")
+    assert not copies[0].xpath(".//table[@class='dynaboard']")
+    assert document.xpath("//p[@id='filter-box']/@hidden") == [""]  # the script shows it
+    board_models = [row.get("data-model") for row in document.xpath(
+        "//table[@id='table-dev']/tbody/tr")]
+    marks = document.xpath("//section[@id='dataset-dev']//svg/g[@class='mark']")
+    assert [mark.get("data-model") for mark in marks] == board_models
+    for mark in marks:
+        (line,) = mark.xpath("line")
+        (dot,) = mark.xpath("circle")
+        assert float(line.get("x1")) <= float(dot.get("cx")) <= float(line.get("x2"))
+
+
+def test_the_pages_address_keeps_the_weights(board):
+    server, _, _, _, _ = board
+    api = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None,
+                    params={"weights": "exact-match=0,robustness=5"})
+    expected = [model["model"] for model in api["models"]]
+    models, scores, sliders, _ = page_dynaboard(server, "?weights=exact-match=0,robustness=5")
+    assert (models, scores) == (expected, [model["dynascore"] for model in api["models"]])
+    assert sliders == {"exact-match": "0", "fairness": "0", "robustness": "5"}
+    scripts_off = page_dynaboard(
+        server, "?weight.exact-match=0&weight.fairness=0&weight.robustness=5")
+    assert scripts_off[:3] == (models, scores, sliders)
+    default = page_dynaboard(server)
+    models, scores, sliders, document = page_dynaboard(server, "?weights=exact-match")
+    assert (models, scores, sliders) == default[:3]
+    assert "is not METRIC=WEIGHT; the Dynaboards show the task's weights" in \
+        document.xpath("string(//p[@class='error'])")
+    nothing = page_dynaboard(server, "?weights=exact-match=0")[3]
+    assert "No Dynaboard: weights: they must not all be 0." in nothing.xpath(
+        "string(//section[@id='dataset-dev'])")
+
+
+def test_a_new_submission_on_a_copy_changes_the_dynaboard(board, tmp_path):
+    """The Dynaboard is kept by what it is computed from: the predictions on the copies
+    too."""
+    server, rows, copies, files, tokens = board
+    before = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    flipped = [dict(pred, pred="contradiction") for pred in files["model-0"]["dev-robustness"]]
+    server.ok("POST", "/api/tasks/nli/datasets/dev-robustness/models/model-0",
+              tokens["model-0"], content=jsonl(tmp_path / "flip.jsonl", flipped).read_bytes())
+    server.wait("nli")
+    after = server.ok("GET", "/api/tasks/nli/datasets/dev/dynaboard", None)
+    scores = {model["model"]: model["scores"] for model in after["models"]}
+    assert scores["model-0"]["robustness"] == pytest.approx(delta_by_hand(
+        rows, copies["robustness"], files["model-0"]["dev"], flipped))
+    assert scores["model-0"]["robustness"] != {
+        model["model"]: model["scores"] for model in before["models"]}["model-0"]["robustness"]

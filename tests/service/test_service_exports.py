@@ -28,6 +28,8 @@ from .test_service_models import nli_rows
 HOSTILE_TEAM = "=HYPERLINK(\"http://x\")&%$#_{}~^\\ --"
 """A team's name (which the API would refuse) that a spreadsheet would run and that
 holds every character LaTeX treats specially."""
+DESCRIPTION = '=HYPERLINK("http://evil.example","click me")'
+"""A team's own description of its model, which a spreadsheet would run."""
 EXPORT = "/api/tasks/nli/datasets/dev/export"
 
 
@@ -74,7 +76,7 @@ def test_the_csv_holds_the_leaderboards_figures_to_the_bit(board):
     assert rows[0] == ["Rank", "Model", "Team", "exact-match ↑", "exact-match ±", "chrF2 ↑",
                        "chrF2 ±", "fairness ↑", "fairness ±", "robustness ↑", "robustness ±",
                        "Dynascore ↑", "Dynascore 95% low", "Dynascore 95% high",
-                       "Submission", "Submitted (UTC)"]
+                       "Submission", "Submitted (UTC)", "Description", "URL"]
     api = api_figures(board)
     order = list(dict.fromkeys(model for model, _ in api["entries"]))
     assert [row[1] for row in rows[1:]] == order and len(order) == 3
@@ -91,6 +93,7 @@ def test_the_csv_holds_the_leaderboards_figures_to_the_bit(board):
         assert [float(cell) for cell in row[11:14]] == [line["dynascore"], *line["interval"]]
         assert int(row[14]) == perf["submission"]
         assert row[15] == api["submitted"][perf["submission"]]
+        assert row[16:] == ["", ""]  # no team said what its model is
     assert response.text.endswith("\n") and "\r" not in response.text
 
 
@@ -205,13 +208,15 @@ def test_the_task_page_links_each_datasets_files(board):
 def team_with_hostile_name(server: Any, tmp_path: Any) -> List[Dict[str, str]]:
     """Task plain (exact match, no copies): model-a of a team named HOSTILE_TEAM, put
     straight into the database (the API refuses such a name, an old record may hold
-    one), and model-b of lab-z; scored. The dataset's rows."""
+    one), and model-b of lab-z, described by its team in words a spreadsheet would run;
+    scored. The dataset's rows."""
     server.ok("POST", "/api/tasks", json={"name": "plain", "metrics": [{"spec": "exact-match"}]})
     rows = nli_rows(0, 30)
     server.ok("POST", "/api/tasks/plain/datasets/dev",
               content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
     token = server.ok("POST", "/api/teams", json={"name": "lab-z"})["token"]
     server.ok("POST", "/api/tasks/plain/datasets/dev/models/model-b", token,
+              params={"description": DESCRIPTION, "url": "https://example.org/b"},
               content=jsonl(tmp_path / "b.jsonl", predictions(rows, 16)).read_bytes())
     engine = create_engine(server.url)
     try:
@@ -236,7 +241,9 @@ def test_user_strings_are_escaped_and_no_dynascore_repeats_the_perf_score(board,
     assert teams == {"model-a": "'" + HOSTILE_TEAM, "model-b": "lab-z"}
     # a Dynaboard of the perf metric alone gives its score again: no Dynascore column
     assert rows[0] == ["Rank", "Model", "Team", "exact-match ↑", "exact-match ±", "Submission",
-                       "Submitted (UTC)"]
+                       "Submitted (UTC)", "Description", "URL"]
+    described = {row[1]: row[7:] for row in rows[1:]}
+    assert described["model-b"] == ["'" + DESCRIPTION, "https://example.org/b"]
     tex = exported(board, "latex", path)
     (line,) = [line for line in tex.splitlines() if " & model-a & " in line]
     escaped = ('=HYPERLINK("http://x")' + r"\&\%\$\#\_\{\}\textasciitilde{}"
@@ -248,3 +255,5 @@ def test_user_strings_are_escaped_and_no_dynascore_repeats_the_perf_score(board,
     found = json.loads(exported(board, "json", path))
     assert found["dynaboard"] is None and "dynascore" not in found["models"][0]
     assert {record["team"] for record in found["models"]} == {HOSTILE_TEAM, "lab-z"}
+    assert DESCRIPTION in [record["description"] for record in found["models"]]
+    assert "evil.example" not in tex  # a team's words stay out of a paper's table

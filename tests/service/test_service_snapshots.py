@@ -23,7 +23,7 @@ TAKEN = "taking a snapshot needs the admin token"
 def board(start_service, tmp_path):
     """The Dynaboard tests' board (task nli: dev with two copies, three models)."""
     server = start_service(f"sqlite:///{tmp_path / 'board.db'}", jobs=2)
-    rows, _, _ = fill_board(server, tmp_path)
+    _, rows, _, _, _ = fill_board(server, tmp_path)
     return server, rows
 
 
@@ -89,7 +89,7 @@ def test_the_snapshots_page_shows_what_was_frozen(board):
     assert len(entries) > 12
     for (dataset, model, metric), entry in entries.items():
         assert float(cells[dataset, model, keys[metric]]["value"]) == entry["score"]
-    scores = parse(page).xpath("//table[@id='dynaboard-dev']//td[@data-key='dynascore']"
+    scores = parse(page).xpath("//table[@id='dynaboard-table-dev']//td[@data-key='dynascore']"
                                "/@data-value")
     assert [float(value) for value in scores] == [
         line["dynascore"] for line in frozen["dynaboards"]["dev"]["models"]]

@@ -64,6 +64,152 @@
     chosen[table.id] = sort;
   });
 
+  function each(list, action) { Array.prototype.forEach.call(list, action); }
+
+  /* The filter box: shows the rows (and chart marks) of the models whose name or team
+     holds what is typed. */
+  var filter = document.getElementById("filter");
+
+  function applyFilter() {
+    if (!filter) { return; }
+    var words = filter.value.trim().toLowerCase();
+    each(document.querySelectorAll("#board [data-team]"), function (node) {
+      var model = node.getAttribute("data-model") || node.getAttribute("data-dynascore-model");
+      var text = (model + " " + node.getAttribute("data-team")).toLowerCase();
+      node.classList.toggle("filtered", words !== "" && text.indexOf(words) < 0);
+    });
+  }
+
+  if (filter) {
+    document.getElementById("filter-box").hidden = false;
+    filter.addEventListener("input", applyFilter);
+  }
+
+  /* The Dynaboards' sliders: a model's Dynascore is its metrics' shares (data-share,
+     the server's, before any weight) weighed by the sliders, so moving one re-ranks the
+     Dynaboards here at once; their intervals, which need the resamples, are then asked
+     of the JSON API. The page's address keeps the weights. */
+  var sliders = document.querySelectorAll('#weights input[type="range"][data-metric]');
+  var asked = 0;  // the last request for intervals: older answers are dropped
+  var timer = null;
+
+  function chosenWeights() {
+    var weights = {};
+    each(sliders, function (slider) {
+      weights[slider.getAttribute("data-metric")] = Number(slider.value);
+    });
+    return weights;
+  }
+
+  function metricsOf(table) {
+    return Array.prototype.map.call(table.querySelectorAll("thead th[data-metric]"),
+                                    function (head) { return head.getAttribute("data-metric"); });
+  }
+
+  function weightsText(metrics, weights, separator) {
+    return metrics.map(function (metric) {
+      return metric + separator + String(weights[metric] || 0);
+    }).join(separator === "=" ? "," : ", ");
+  }
+
+  function rerank(table, scoreOf) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.forEach(function (row) {
+      var score = scoreOf(row);
+      var cell = row.querySelector('td[data-key="dynascore"]');
+      cell.setAttribute("data-value", score === null ? "" : String(score));
+      cell.textContent = score === null ? "\u2013" : score.toFixed(2);
+    });
+    rows.sort(function (a, b) {
+      var x = a.querySelector('td[data-key="dynascore"]').getAttribute("data-value");
+      var y = b.querySelector('td[data-key="dynascore"]').getAttribute("data-value");
+      if (x !== y && x !== "" && y !== "") { return Number(y) - Number(x); }
+      return Number(a.getAttribute("data-index")) - Number(b.getAttribute("data-index"));
+    });
+    rows.forEach(function (row, number) {
+      body.appendChild(row);
+      row.querySelector('td[data-key="rank"]').textContent = String(number + 1);
+    });
+  }
+
+  function weigh(table, weights) {
+    var metrics = metricsOf(table);
+    var total = metrics.reduce(function (sum, metric) { return sum + (weights[metric] || 0); }, 0);
+    rerank(table, function (row) {
+      if (total <= 0) { return null; }
+      var score = 0;
+      each(row.querySelectorAll("td[data-metric]"), function (cell) {
+        score += (weights[cell.getAttribute("data-metric")] || 0) *
+          Number(cell.getAttribute("data-share"));
+      });
+      return score / total;
+    });
+    each(table.querySelectorAll("thead th[data-metric]"), function (head) {
+      head.setAttribute("data-weight", String(weights[head.getAttribute("data-metric")] || 0));
+    });
+    var caption = table.querySelector(".weights-text");
+    if (caption) { caption.textContent = weightsText(metrics, weights, " "); }
+    each(table.querySelectorAll('td[data-key="interval"]'), function (cell) {
+      cell.textContent = total > 0 ? "\u2026" : "\u2013";
+    });
+    table.classList.toggle("weighing", total > 0);
+    return total > 0;
+  }
+
+  function intervals(table, weights, number) {
+    var address = table.getAttribute("data-dynaboard") + "?weights=" +
+      encodeURIComponent(weightsText(metricsOf(table), weights, "="));
+    fetch(address, {cache: "no-store"})
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (found) {
+        if (!found || number !== asked) { return; }
+        var byModel = {};
+        found.models.forEach(function (model) { byModel[model.model] = model; });
+        rerank(table, function (row) {
+          var model = byModel[row.getAttribute("data-dynascore-model")];
+          if (model) {
+            row.querySelector('td[data-key="interval"]').textContent =
+              model.interval[0].toFixed(2) + "\u2013" + model.interval[1].toFixed(2);
+          }
+          return model ? model.dynascore : null;
+        });
+        table.classList.remove("weighing");
+      })
+      .catch(function () { return null; });
+  }
+
+  function moved() {
+    var weights = chosenWeights();
+    each(sliders, function (slider) {
+      var shown = slider.parentNode.querySelector("output");
+      if (shown) { shown.textContent = slider.value; }
+    });
+    var tables = Array.prototype.filter.call(document.querySelectorAll("table.dynaboard"),
+                                             function (table) { return weigh(table, weights); });
+    if (window.history && window.URL) {
+      var address = new URL(window.location.href);
+      Array.from(address.searchParams.keys()).forEach(function (key) {
+        if (key.indexOf("weight.") === 0) { address.searchParams.delete(key); }
+      });
+      address.searchParams.delete("weights");
+      var query = address.searchParams.toString();
+      var chosen = encodeURIComponent(weightsText(Object.keys(weights), weights, "="))
+        .replace(/%3D/g, "=").replace(/%2C/g, ",");  // readable: metric=weight,...
+      address.search = (query ? query + "&" : "") + "weights=" + chosen;
+      window.history.replaceState(null, "", address.toString());
+    }
+    if (timer !== null) { window.clearTimeout(timer); }
+    asked += 1;
+    var number = asked;
+    timer = window.setTimeout(function () {
+      timer = null;
+      if (window.fetch) { tables.forEach(function (table) { intervals(table, weights, number); }); }
+    }, 250);
+  }
+
+  each(sliders, function (slider) { slider.addEventListener("input", moved); });
+
   var board = document.getElementById("board");
   if (!board || !board.getAttribute("data-poll") || !window.fetch) { return; }
 
@@ -93,6 +239,7 @@
       var table = document.getElementById(id);
       if (table) { apply(table, chosen[id]); }
     });
+    applyFilter();
   }
 
   function poll() {
