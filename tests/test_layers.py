@@ -156,7 +156,7 @@ def test_messages_below_the_command_line_name_parameters_not_options():
 SERVICE = [["errors"], ["names", "paths", "weights"], ["schema"], ["database", "migrations"],
            ["store"], ["jobstore", "auth", "loaded", "workers", "cache", "client"],
            ["standings", "measured"], ["deltas"], ["boards", "jobs"], ["exports", "dynaboard"],
-           ["context"],
+           ["downloads", "snapshots"], ["context"],
            ["actions", "deps", "views"], ["forms"], ["api", "pages"], ["app"], ["server"]]
 """The service's rooms, lowest first (ARCHITECTURE.md): the routes (api, pages) reach the
 service through its dependencies (deps), write through the actions and read through the

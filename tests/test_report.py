@@ -348,6 +348,7 @@ def test_latex_tables_are_escaped_booktabs(full):
     ("{x}~^\\", r"\{x\}\textasciitilde{}\textasciicircum{}\textbackslash{}"),
     ("line\nbreak\ttab", "line break tab"),
     ("Übersetzung 翻訳", "Übersetzung 翻訳"),
+    ("chrf --word-order 2 ---", r"chrf -{}-word-order 2 -{}-{}-"),
 ])
 def test_latex_escape(text, expected):
     from evalproto.reports.latex import latex_escape

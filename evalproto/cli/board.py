@@ -18,6 +18,7 @@ from evalproto.cli.options import CONTEXT, Decimals, WholeNumbers, apply, report
 from evalproto.service.names import check_name
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
+EXPORT_FORMATS = ("stats", "csv", "latex", "json")
 EXTRA = "pip install 'evalproto[serve]'"
 
 
@@ -64,7 +65,8 @@ def server_options(command: Callable) -> Callable:
 @click.group("board", context_settings=CONTEXT)
 def command() -> None:
     """Use an evaluation service (`evalproto serve`): add tasks, teams, datasets and
-    metrics (admin token), submit predictions (a team's token), read leaderboards."""
+    metrics (admin token), submit predictions (a team's token), read leaderboards,
+    export them and freeze them in snapshots."""
 
 
 @command.command("add-task", context_settings=CONTEXT)
@@ -253,18 +255,25 @@ def _wait(client: Any, task: str, wait: bool, wait_timeout: Optional[float]) -> 
               help="json: one object per (model, dataset, metric).")
 @click.option("-w", "--width", type=WholeNumbers(min=0, max=99), default=1,
               show_default=True, help="Decimals of the scores in the text table.")
+@click.option("--snapshot", type=WholeNumbers(min=0), metavar="ID",
+              help="The leaderboard as snapshot ID froze it (evalproto board snapshot), "
+                   "not as it is now.")
 @wait_options
 @server_options
 @reports_errors
 def leaderboard(task: str, dataset: Optional[str], output_format: str, width: int,
-                wait: bool, wait_timeout: Optional[float], server: str,
-                token: Optional[str]) -> None:
+                snapshot: Optional[int], wait: bool, wait_timeout: Optional[float],
+                server: str, token: Optional[str]) -> None:
     """Print a task's leaderboard (of one dataset, or of all): every model's score with
     its 95% bootstrap interval, its rank range from the all-pairs test, and its
     per-tag scores, sorted by the task's perf metric."""
+    if snapshot is not None and wait:
+        raise click.UsageError("--snapshot shows a frozen board: it has no jobs to --wait "
+                               "for")
     with _client(server, token) as client:
         _wait(client, task, wait, wait_timeout)
-        board = client.leaderboard(task, dataset)
+        board = (client.leaderboard(task, dataset) if snapshot is None
+                 else _frozen(client, task, dataset, snapshot))
     if output_format == "json":
         text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
                        for section in board["datasets"] for entry in section["entries"])
@@ -304,17 +313,99 @@ def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: st
     click.echo(text, nl=False)
 
 
+def _frozen(client: Any, task: str, dataset: Optional[str], snapshot: int) -> Dict[str, Any]:
+    """A snapshot's leaderboard (of one dataset, or of all), checked to be the task's."""
+    board: Dict[str, Any] = client.snapshot(snapshot)
+    if board["task"] != task:
+        raise click.ClickException(f"snapshot {snapshot} is of task {board['task']!r}, not "
+                                   f"{task!r}")
+    if dataset is not None:
+        board["datasets"] = [found for found in board["datasets"]
+                             if found["dataset"] == dataset]
+        if not board["datasets"]:
+            raise click.ClickException(f"snapshot {snapshot} of {task!r} has no dataset "
+                                       f"{dataset!r}")
+    return board
+
+
+@command.command("snapshot", context_settings=CONTEXT)
+@click.argument("task")
+@wait_options
+@server_options
+@reports_errors
+def snapshot(task: str, wait: bool, wait_timeout: Optional[float], server: str,
+             token: Optional[str]) -> None:
+    """Freeze a task's boards as they are now (admin): its leaderboard and each
+    dataset's Dynaboard, kept unchanged by later submissions, listed on the task's page
+    (its own page: /snapshots/ID). Prints the snapshot's id."""
+    with _client(server, token) as client:
+        _wait(client, task, wait, wait_timeout)
+        found = client.take_snapshot(task)
+    click.echo(f"Snapshot {found['id']} of task {found['task']} taken at {found['taken']}; "
+               f"its id follows.", err=True)
+    click.echo(found["id"])
+
+
+@command.command("snapshots", context_settings=CONTEXT)
+@click.argument("task")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True,
+              help='json: one object per snapshot: "id", "task", "taken".')
+@server_options
+@reports_errors
+def snapshots(task: str, output_format: str, server: str, token: Optional[str]) -> None:
+    """List a task's snapshots, oldest first: each one's id and when it was taken
+    (UTC). `evalproto board leaderboard TASK --snapshot ID` prints one."""
+    with _client(server, token) as client:
+        found = client.snapshots(task)
+    if output_format == "json":
+        text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in found)
+    elif found:
+        text = "".join(f"{record['id']}\t{record['taken']}\n" for record in found)
+    else:
+        text = f"No snapshot of {task} yet.\n"
+    click.echo(text, nl=False)
+
+
 @command.command("export", context_settings=CONTEXT)
 @click.argument("task")
 @click.argument("dataset")
-@click.option("-o", "--output", "directory", required=True, metavar="DIR",
-              help="The directory to write MODEL.stats files into (made if need be).")
+@click.option("-f", "--format", "export_format", type=click.Choice(EXPORT_FORMATS),
+              default="stats", show_default=True,
+              help="stats: each model's stats file, MODEL.stats in the directory -o; csv, "
+                   "latex (a tabular) or json: the dataset's leaderboard as one file.")
+@click.option("-o", "--output", required=True, metavar="DIR|FILE",
+              help="--format stats: the directory to write the stats files into (made if "
+                   "need be); else the file to write (- for standard output).")
 @server_options
 @reports_errors
-def export(task: str, dataset: str, directory: str, server: str,
+def export(task: str, dataset: str, export_format: str, output: str, server: str,
            token: Optional[str]) -> None:
-    """Write each model's stats file of a dataset, for `evalproto reduce` and
-    `evalproto report --stats`."""
+    """Write a dataset's leaderboard: each model's stats file (for `evalproto reduce`
+    and `evalproto report --stats`), or the board as CSV, a LaTeX tabular or JSON: a
+    row per model with its rank, team, each metric's score with the half width of its
+    95% bootstrap interval, the Dynascore with its interval where the dataset has a
+    Dynaboard, and the submission with its time."""
+    if export_format == "stats":
+        if output == "-":
+            raise click.UsageError("--format stats writes a file per model into a "
+                                   "directory; -o - takes --format csv, latex or json")
+        _export_stats(task, dataset, output, server, token)
+        return
+    if os.path.isdir(output):
+        raise click.UsageError(f"{output} is a directory; --format {export_format} writes "
+                               f"one file: name it (or - for standard output)")
+    with _client(server, token) as client:
+        text = client.board_file(task, dataset, export_format)
+    api.write_output(output, text)
+    if output != "-":
+        click.echo(f"Wrote the leaderboard of {task} / {dataset} as {export_format} to "
+                   f"{output}.", err=True)
+
+
+def _export_stats(task: str, dataset: str, directory: str, server: str,
+                  token: Optional[str]) -> None:
+    """Write each model's stats file of a dataset into `directory`."""
     with _client(server, token) as client:
         plan = client.export(task, dataset)
         for model in plan["models"]:  # a file is named after each: no path from a server

@@ -16,8 +16,13 @@ _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": 
 
 
 def latex_escape(text: str) -> str:
-    """Text as LaTeX source that typesets it as written (line breaks become spaces)."""
-    return "".join(_SPECIAL.get(character, character) for character in str(text))
+    """Text as LaTeX source that typesets it as written (line breaks become spaces; a
+    dash before a dash is kept apart, since TeX joins "--" into an en dash: a spec's
+    "--word-order" must not read "–word-order")."""
+    text = str(text)
+    return "".join(_SPECIAL.get(character, character)
+                   + ("{}" if character == "-" and text[at + 1:at + 2] == "-" else "")
+                   for at, character in enumerate(text))
 
 
 def _row(cells: Sequence[str]) -> str:

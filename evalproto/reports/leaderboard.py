@@ -124,6 +124,14 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
+def metric_names(metrics: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
+    """How each metric of a leaderboard (its JSON's "metrics") is headed: its score's
+    name, or its spec where two share a name (as the report heads them)."""
+    names = [metric["name"] for metric in metrics]
+    return {metric["metric"]: metric["name"] if names.count(metric["name"]) == 1
+            else metric["metric"] for metric in metrics}
+
+
 def rank_text(rank: Sequence[int], dash: str = "-") -> str:
     """A rank range as a leaderboard shows it: "3", or "1-2" (pages use an en dash)."""
     return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}{dash}{rank[1]}"

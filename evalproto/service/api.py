@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Dict, List, Literal, Optional
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
 from evalproto.base.version import __version__
@@ -195,6 +195,41 @@ def get_export(service: ServiceDep, task: str, dataset: str) -> Dict[str, Any]:
     """What an export of the dataset holds: each model's current submission, under
     the metrics that scored all of them."""
     return service.exports.export(task, dataset)
+
+
+@router.get(paths.BOARD_FILE, response_class=Response, responses={200: {"content": {
+    "text/csv": {}, "text/x-tex": {}, "application/json": {}}}})
+def get_board_file(service: ServiceDep, task: str, dataset: str,
+                   board_format: Annotated[Literal["csv", "latex", "json"],
+                                           Query(alias="format")]) -> Response:
+    """The dataset's leaderboard as a file, to keep or to put in a paper: CSV, a LaTeX
+    tabular (the best of each column in bold) or JSON; a row per model with its rank,
+    team, scores and their intervals, Dynascore and submission, as the board has them."""
+    found = service.downloads.board_file(task, dataset, board_format)
+    return Response(found.text, media_type=found.media_type, headers={
+        "Content-Disposition": f'attachment; filename="{found.filename}"'})
+
+
+@router.get(paths.SNAPSHOTS)
+def list_snapshots(service: ServiceDep, task: str) -> List[Dict[str, Any]]:
+    """The task's snapshots, oldest first: their ids and when each was taken."""
+    return service.snapshots.of_task(task)
+
+
+@router.post(paths.SNAPSHOTS, status_code=201)
+def take_snapshot(service: ServiceDep, task: str,
+                  who: Annotated[auth.Admin, admin("taking a snapshot")]) -> Dict[str, Any]:
+    """Freeze the task's boards as they are now (admin): its leaderboard and each
+    dataset's Dynaboard, kept unchanged by later submissions under the id answered."""
+    return actions.take_snapshot(service, who, task)
+
+
+@router.get(paths.SNAPSHOT)
+def get_snapshot(service: ServiceDep, snapshot: int) -> Dict[str, Any]:
+    """A snapshot: its id, task and time (`taken`), the task's leaderboard as it was
+    (the keys of GET /api/tasks/{task}/leaderboard), each original dataset's
+    Dynaboard (`dynaboards`) and why a dataset had none (`without_dynaboard`)."""
+    return service.snapshots.snapshot(snapshot)
 
 
 @router.get(paths.STATS_FILE, response_class=PlainTextResponse)

@@ -162,6 +162,22 @@ class Client:
         """A model's stats file on a dataset, as text."""
         return self._call("GET", paths.stats_file(task, dataset, model)).text
 
+    def board_file(self, task: str, dataset: str, board_format: str) -> str:
+        """A dataset's leaderboard as a file's text: csv, latex or json."""
+        return self._call("GET", paths.board_file(task, dataset, board_format)).text
+
+    def take_snapshot(self, task: str) -> Dict[str, Any]:
+        """Freeze a task's boards; the answer names the snapshot's id."""
+        return self._json("POST", paths.fill(paths.SNAPSHOTS, task=task))
+
+    def snapshots(self, task: str) -> List[Dict[str, Any]]:
+        """A task's snapshots, oldest first: their ids and when each was taken."""
+        return self._json("GET", paths.fill(paths.SNAPSHOTS, task=task))
+
+    def snapshot(self, snapshot: int) -> Dict[str, Any]:
+        """A snapshot: the task's leaderboard and Dynaboards as they were."""
+        return self._json("GET", paths.snapshot(snapshot))
+
 
 def checked_token(token: str) -> str:
     """`token`, if it can be one (the message never shows it)."""

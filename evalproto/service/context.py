@@ -1,7 +1,7 @@
 """What a running service's routes share, the API's and the pages' alike: its settings,
 its database, the admin token's hash, the metrics it has loaded, its reads (boards,
-exports) and its job dispatcher. The routes reach it through one dependency
-(evalproto.service.deps.ServiceDep)."""
+exports, Dynaboards, leaderboards' files, snapshots) and its job dispatcher. The routes
+reach it through one dependency (evalproto.service.deps.ServiceDep)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from evalproto.api.dynaboard import INSTANCE_MEMORY
 from evalproto.service.boards import Boards
 from evalproto.service.cache import Kept
 from evalproto.service.deltas import Deltas
+from evalproto.service.downloads import Downloads
 from evalproto.service.dynaboard import Dynaboards
 from evalproto.service.exports import Exports
 from evalproto.service.jobs import Dispatcher
 from evalproto.service.loaded import LoadedMetrics
+from evalproto.service.snapshots import Snapshots
 from evalproto.service.standings import Standings
 from evalproto.sources.process import DEFAULT_TIMEOUT
 
@@ -56,6 +58,8 @@ class Service:
         self.boards = Boards(self.engine, self.standings, self.deltas)
         self.dynaboards = Dynaboards(self.boards, self.settings.instance_memory)
         self.exports = Exports(self.boards, self.loaded)
+        self.downloads = Downloads(self.boards, self.dynaboards)
+        self.snapshots = Snapshots(self.boards, self.dynaboards)
 
     def wake(self) -> None:
         """Tell the dispatcher that jobs were queued."""

@@ -16,7 +16,7 @@ import functools
 import re
 from html import escape
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -144,7 +144,8 @@ def task_page(service: ServiceDep, request: Request, task: str, round: Optional[
                       perf_name=metric_names(board["metrics"])[board["perf"]],
                       chosen=chosen, submitted=notice, jobs=board["jobs"],
                       sliders=sliders(boards), weights_problem=weights_problem,
-                      max_slider=MAX_SLIDER, slider_name=SLIDER)
+                      max_slider=MAX_SLIDER, slider_name=SLIDER,
+                      snapshots=_snapshots(service, task))
 
     if notice is not None:
         return answer(make())
@@ -191,6 +192,24 @@ def model_page(service: ServiceDep, task: str, model: str) -> Response:
     return answer(service.kept.get(("model", task, model), version,
                                    lambda: _model_text(service, task, model, version),
                                    earlier=True))
+
+
+@router.get(paths.SNAPSHOT_PAGE, response_class=HTMLResponse)
+def snapshot_page(service: ServiceDep, snapshot: int, sort: Optional[str] = None) -> Response:
+    """A snapshot of a task's boards, frozen: each dataset's leaderboard and Dynaboard
+    as they were when it was taken, shown as the task's page shows its boards."""
+    frozen = service.snapshots.snapshot(snapshot)
+    sort = sort if sort and _SORT.fullmatch(sort) else None
+    return page("snapshot.html", snapshot=frozen, taken=_time(frozen["taken"]),
+                sections=[section(frozen, dataset, sort) for dataset in frozen["datasets"]],
+                perf_name=metric_names(frozen["metrics"])[frozen["perf"]],
+                dynaboards={name: dynaboard(board)
+                            for name, board in frozen["dynaboards"].items()})
+
+
+def _snapshots(service: Service, task: str) -> List[Dict[str, Any]]:
+    """The task's snapshots as its page lists them."""
+    return [dict(found, taken=_time(found["taken"])) for found in service.snapshots.of_task(task)]
 
 
 def _board(service: Service, task: str, version: Tuple[Any, ...]) -> Dict[str, Any]:

@@ -24,6 +24,9 @@ SUBMISSION = "/api/submissions/{submission}"
 EXPORT = "/api/tasks/{task}/datasets/{dataset}/stats"
 DYNABOARD = "/api/tasks/{task}/datasets/{dataset}/dynaboard"
 STATS_FILE = "/api/tasks/{task}/datasets/{dataset}/stats/{model}"
+BOARD_FILE = "/api/tasks/{task}/datasets/{dataset}/export"
+SNAPSHOTS = "/api/tasks/{task}/snapshots"
+SNAPSHOT = "/api/snapshots/{snapshot}"
 TEAMS = "/api/teams"
 OPENAPI = "/openapi.json"
 
@@ -37,6 +40,7 @@ SUBMIT_PAGE = "/tasks/{task}/submit"
 ADMIN_PAGE = "/tasks/{task}/admin"
 ADMIN_DATASETS = "/tasks/{task}/admin/datasets"
 ADMIN_METRICS = "/tasks/{task}/admin/metrics"
+SNAPSHOT_PAGE = "/snapshots/{snapshot}"
 STATIC = "/static"
 
 
@@ -109,3 +113,23 @@ def stats_file(task: str, dataset: str, model: str) -> str:
 def dynaboard(task: str, dataset: str) -> str:
     """A dataset's Dynaboard, in JSON (what its page asks for the intervals)."""
     return fill(DYNABOARD, task=task, dataset=dataset)
+
+
+def board_file(task: str, dataset: str, board_format: str) -> str:
+    """A dataset's leaderboard as a file: csv, latex or json."""
+    return fill(BOARD_FILE, {"format": board_format}, task=task, dataset=dataset)
+
+
+def snapshot_page(snapshot: int) -> str:
+    """A snapshot's page."""
+    return fill(SNAPSHOT_PAGE, snapshot=snapshot)
+
+
+def snapshot_anchor(snapshot: int, dataset: str) -> str:
+    """A dataset's section of a snapshot's page."""
+    return fill(SNAPSHOT_PAGE, fragment=f"dataset-{dataset}", snapshot=snapshot)
+
+
+def snapshot(snapshot_id: int) -> str:
+    """A snapshot's JSON."""
+    return fill(SNAPSHOT, snapshot=snapshot_id)

@@ -28,6 +28,7 @@ from evalproto.service.schema import (
     models,
     predictions,
     settings,
+    snapshots,
     submissions,
     tasks,
     teams,
@@ -352,15 +353,17 @@ def task_activity(connection: Connection) -> Dict[int, Tuple[int, Optional[float
 
 def task_version(connection: Connection, task_id: int) -> Tuple[Any, ...]:
     """What changes whenever what a task's pages show may change: its metrics and
-    datasets, its newest submission, and its jobs by state (a job's end adds its
-    evaluation). Cheap to read, so that a page made at the same version is reused."""
+    datasets, its newest submission and snapshot, and its jobs by state (a job's end
+    adds its evaluation). Cheap to read, so that a page made at the same version is reused."""
     metric_ids = select(func.max(metrics.c.id)).where(metrics.c.task_id == task_id)
     dataset_ids = select(func.max(datasets.c.id)).where(datasets.c.task_id == task_id)
     newest = select(func.max(submissions.c.id)).join(
         models, models.c.id == submissions.c.model_id).where(models.c.task_id == task_id)
+    snapshot_ids = select(func.max(snapshots.c.id)).where(snapshots.c.task_id == task_id)
     found = connection.execute(select(metric_ids.scalar_subquery(),
                                       dataset_ids.scalar_subquery(),
-                                      newest.scalar_subquery())).one()
+                                      newest.scalar_subquery(),
+                                      snapshot_ids.scalar_subquery())).one()
     return (*found, *sorted(job_counts(connection, task_id).items()))
 
 
@@ -484,3 +487,30 @@ def dataset_runs(connection: Connection, dataset_id: int) -> Dict[str, Row]:
         .join(teams, teams.c.id == models.c.team_id)
         .where(jobs.c.kind == RUN, jobs.c.dataset_id == dataset_id))
     return {row.model: row for row in found}
+
+
+# -- snapshots -----------------------------------------------------------------------------
+
+def add_snapshot(connection: Connection, task_id: int, data: bytes) -> Row:
+    """Keep a frozen copy of a task's boards (`data`, their JSON); its id and time."""
+    return connection.execute(insert(snapshots).values(
+        task_id=task_id, data=data, created=now()).returning(
+        snapshots.c.id, snapshots.c.created)).one()
+
+
+def snapshot(connection: Connection, snapshot_id: int) -> Row:
+    """A snapshot by id, with its task's name and its data, or Missing."""
+    found = connection.execute(
+        select(snapshots.c.id, snapshots.c.created, snapshots.c.data,
+               tasks.c.name.label("task"))
+        .join(tasks, tasks.c.id == snapshots.c.task_id)
+        .where(snapshots.c.id == snapshot_id)).first()
+    if found is None:
+        raise Missing(f"no snapshot {snapshot_id}")
+    return found
+
+
+def task_snapshots(connection: Connection, task_id: int) -> List[Row]:
+    """A task's snapshots, oldest first, without their data."""
+    return list(connection.execute(select(snapshots.c.id, snapshots.c.created).where(
+        snapshots.c.task_id == task_id).order_by(snapshots.c.id)))

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from evalproto.reports.leaderboard import rank_text
+from evalproto.reports.leaderboard import metric_names, rank_text
 from evalproto.reports.report import decimals, fixed
 from evalproto.service.boards import RANKING
 from evalproto.service.schema import DONE
@@ -271,14 +271,6 @@ class ModelDataset:
     tag_names: List[str]
     tag_lines: List[TagLine]
     models: int
-
-
-def metric_names(metrics: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
-    """How each metric is headed: its score's name, or its spec where two share a name
-    (as the report heads them)."""
-    names = [metric["name"] for metric in metrics]
-    return {metric["metric"]: metric["name"] if names.count(metric["name"]) == 1
-            else metric["metric"] for metric in metrics}
 
 
 def section(board: Mapping[str, Any], dataset: Mapping[str, Any],

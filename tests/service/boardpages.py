@@ -66,7 +66,7 @@ def make_board(server: Any) -> Board:
 def make_hostile_board(server: Any) -> None:
     """Task `xss`: a tag that closes a script, a team and a model whose names are
     markup. The API refuses such names, so they go straight into the database; the
-    pages must show them as text all the same."""
+    pages (the task's, its snapshot's) must show them as text all the same."""
     server.ok("POST", "/api/tasks", json={"name": "xss", "metrics": [{"spec": "bleu"}]})
     rows = dataset_rows()
     for row in rows[:40]:
@@ -88,6 +88,7 @@ def make_hostile_board(server: Any) -> None:
         engine.dispose()
     server.request("GET", "/api", None)  # nothing to wake the jobs with: they are polled
     server.wait("xss")
+    server.ok("POST", "/api/tasks/xss/snapshots")  # snapshot 1, whose page shows them too
 
 
 # -- reading pages ---------------------------------------------------------------------

@@ -194,6 +194,7 @@ ADMIN_ACTIONS = [
     ("POST", "/api/tasks/mt/datasets/d2", {"content": b'{"id": 1, "answer": "x"}\n'},
      "adding a dataset"),
     ("POST", "/api/tasks/mt/metrics", {"json": {"spec": "chrf"}}, "adding a metric"),
+    ("POST", "/api/tasks/mt/snapshots", {}, "taking a snapshot"),
 ]
 
 
