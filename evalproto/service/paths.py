@@ -110,11 +110,6 @@ def stats_file(task: str, dataset: str, model: str) -> str:
     return fill(STATS_FILE, task=task, dataset=dataset, model=model)
 
 
-def dynaboard(task: str, dataset: str) -> str:
-    """A dataset's Dynaboard, in JSON (what its page asks for the intervals)."""
-    return fill(DYNABOARD, task=task, dataset=dataset)
-
-
 def board_file(task: str, dataset: str, board_format: str) -> str:
     """A dataset's leaderboard as a file: csv, latex or json."""
     return fill(BOARD_FILE, {"format": board_format}, task=task, dataset=dataset)

@@ -70,7 +70,7 @@ def test_the_sliders_re_rank_the_dynaboard_in_place(watched, served):
     page.get_by_label("robustness", exact=True).fill("5")
     wanted = expected(served, "exact-match=0,fairness=1,robustness=5")
     assert [row[0] for row in shown(page)] == [row[0] for row in wanted]  # at once
-    until(lambda: shown(page) == wanted, "the intervals from the API")
+    until(lambda: shown(page) == wanted, "the intervals of the page made again")
     assert urlsplit(page.url).query == "weights=exact-match=0,fairness=1,robustness=5"
     assert page.locator("#dynaboard-table-dev .weights-text").text_content() == \
         "exact-match 0, fairness 1, robustness 5"

@@ -66,6 +66,32 @@
 
   function each(list, action) { Array.prototype.forEach.call(list, action); }
 
+  var board = document.getElementById("board");
+
+  /* The board's new HTML (the page fetched again) in place of the old, keeping what
+     the reader chose: open disclosures, sorts, the filter. */
+  function swap(text) {
+    var fresh = new DOMParser().parseFromString(text, "text/html").getElementById("board");
+    if (!fresh) { return; }
+    var open = Array.prototype.map.call(board.querySelectorAll("details[open]"),
+                                        function (details) { return details.id; });
+    var nodes = Array.prototype.slice.call(fresh.childNodes);
+    board.replaceChildren.apply(board, nodes.map(function (node) {
+      return document.adoptNode(node);
+    }));
+    board.setAttribute("data-jobs", fresh.getAttribute("data-jobs"));
+    board.setAttribute("data-ranking", fresh.getAttribute("data-ranking"));
+    open.forEach(function (id) {
+      var details = document.getElementById(id);
+      if (details) { details.open = true; }
+    });
+    Object.keys(chosen).forEach(function (id) {
+      var table = document.getElementById(id);
+      if (table) { apply(table, chosen[id]); }
+    });
+    applyFilter();
+  }
+
   /* The filter box: shows the rows (and chart marks) of the models whose name or team
      holds what is typed. */
   var filter = document.getElementById("filter");
@@ -87,8 +113,8 @@
 
   /* The Dynaboards' sliders: a model's Dynascore is its metrics' shares (data-share,
      the server's, before any weight) weighed by the sliders, so moving one re-ranks the
-     Dynaboards here at once; their intervals, which need the resamples, are then asked
-     of the JSON API. The page's address keeps the weights. */
+     Dynaboards here at once; their intervals, which need the resamples, come with the
+     page made again under the new weights, which the page's address keeps. */
   var sliders = document.querySelectorAll('#weights input[type="range"][data-metric]');
   var asked = 0;  // the last request for intervals: older answers are dropped
   var timer = null;
@@ -157,28 +183,6 @@
     return total > 0;
   }
 
-  function intervals(table, weights, number) {
-    var address = table.getAttribute("data-dynaboard") + "?weights=" +
-      encodeURIComponent(weightsText(metricsOf(table), weights, "="));
-    fetch(address, {cache: "no-store"})
-      .then(function (response) { return response.ok ? response.json() : null; })
-      .then(function (found) {
-        if (!found || number !== asked) { return; }
-        var byModel = {};
-        found.models.forEach(function (model) { byModel[model.model] = model; });
-        rerank(table, function (row) {
-          var model = byModel[row.getAttribute("data-dynascore-model")];
-          if (model) {
-            row.querySelector('td[data-key="interval"]').textContent =
-              model.interval[0].toFixed(2) + "\u2013" + model.interval[1].toFixed(2);
-          }
-          return model ? model.dynascore : null;
-        });
-        table.classList.remove("weighing");
-      })
-      .catch(function () { return null; });
-  }
-
   function moved() {
     var weights = chosenWeights();
     each(sliders, function (slider) {
@@ -204,13 +208,16 @@
     var number = asked;
     timer = window.setTimeout(function () {
       timer = null;
-      if (window.fetch) { tables.forEach(function (table) { intervals(table, weights, number); }); }
+      if (!window.fetch || !board || tables.length === 0) { return; }
+      fetch(window.location.href, {cache: "no-store"})
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (text) { if (text !== null && number === asked) { swap(text); } })
+        .catch(function () { return null; });  // the server is away: the next move asks again
     }, 250);
   }
 
   each(sliders, function (slider) { slider.addEventListener("input", moved); });
 
-  var board = document.getElementById("board");
   if (!board || !board.getAttribute("data-poll") || !window.fetch) { return; }
 
   function ranking() { return (board.getAttribute("data-ranking") || "0") !== "0"; }
@@ -218,28 +225,6 @@
   function busy() {
     var counts = (board.getAttribute("data-jobs") || "").split(",");
     return counts[0] !== "0" || counts[1] !== "0" || ranking();
-  }
-
-  function swap(text) {
-    var fresh = new DOMParser().parseFromString(text, "text/html").getElementById("board");
-    if (!fresh) { return; }
-    var open = Array.prototype.map.call(board.querySelectorAll("details[open]"),
-                                        function (details) { return details.id; });
-    var nodes = Array.prototype.slice.call(fresh.childNodes);
-    board.replaceChildren.apply(board, nodes.map(function (node) {
-      return document.adoptNode(node);
-    }));
-    board.setAttribute("data-jobs", fresh.getAttribute("data-jobs"));
-    board.setAttribute("data-ranking", fresh.getAttribute("data-ranking"));
-    open.forEach(function (id) {
-      var details = document.getElementById(id);
-      if (details) { details.open = true; }
-    });
-    Object.keys(chosen).forEach(function (id) {
-      var table = document.getElementById(id);
-      if (table) { apply(table, chosen[id]); }
-    });
-    applyFilter();
   }
 
   function poll() {
