@@ -16,7 +16,12 @@ import numpy as np
 
 from evalproto.api.board import _loaded
 from evalproto.sources.specs import MetricSpec
-from evalproto.stats.dynascore import contributions, dynascores, percentile_interval
+from evalproto.stats.dynascore import (
+    contributions,
+    dynascores,
+    percentile_interval,
+    weighed,
+)
 from evalproto.stats.resampling import DEFAULT_SEED, resampled_figures, resampled_sums
 from evalproto.stats.table import MAIN, figures_of
 
@@ -162,21 +167,40 @@ def assembled(models: Sequence[str], metrics: Sequence[str],
                      np.column_stack(list(point)).astype(np.float64), resampled)
 
 
-def weigh(board: Resampled, weights: Mapping[str, float], directions: Mapping[str, float],
-          offsets: Mapping[str, float]) -> List[BoardLine]:
+@dataclass
+class Converted:
+    """A board's figures made comparable (each metric's contribution, evalproto.stats.
+    dynascore.contributions) at its point and on each resample: all that weighing
+    needs, so that a reader's weights cost two weighed sums."""
+
+    models: List[str]
+    metrics: List[str]
+    point: np.ndarray
+    point_shares: np.ndarray  # (models, metrics)
+    resampled_shares: np.ndarray  # (samples, models, metrics)
+
+
+def convert(board: Resampled, directions: Mapping[str, float],
+            offsets: Mapping[str, float]) -> Converted:
+    """The board's contributions, by each metric's direction and offset."""
+    arguments = ([float(directions.get(metric, 1.0)) for metric in board.metrics],
+                 [float(offsets.get(metric, 0.0)) for metric in board.metrics])
+    return Converted(board.models, board.metrics, board.point,
+                     contributions(board.point, 0, *arguments),
+                     contributions(board.resampled, 0, *arguments))
+
+
+def weigh(board: Converted, weights: Mapping[str, float]) -> List[BoardLine]:
     """Each model's Dynascore under these weights and its 95% interval (the middle 95%
     of the resamples' Dynascores), best first (ties: as given)."""
-    arguments = (0, [float(weights.get(metric, 0.0)) for metric in board.metrics],
-                 [float(directions.get(metric, 1.0)) for metric in board.metrics],
-                 [float(offsets.get(metric, 0.0)) for metric in board.metrics])
-    scores = dynascores(board.point, *arguments)
-    shares = contributions(board.point, 0, *arguments[2:])
-    intervals = percentile_interval(dynascores(board.resampled, *arguments).T)
+    chosen = [float(weights.get(metric, 0.0)) for metric in board.metrics]
+    scores = weighed(board.point_shares, chosen)
+    intervals = percentile_interval(weighed(board.resampled_shares, chosen).T)
     lines = [BoardLine(model, float(score), [float(low), float(high)],
                        {name: float(value) for name, value in zip(board.metrics, row)},
                        {name: float(value) for name, value in zip(board.metrics, normal)})
              for model, score, (low, high), row, normal
-             in zip(board.models, scores, intervals, board.point, shares)]
+             in zip(board.models, scores, intervals, board.point, board.point_shares)]
     return sorted(lines, key=lambda line: -line.dynascore)
 
 
@@ -185,7 +209,7 @@ def dynaboard_of(inputs: BoardInputs, weights: Mapping[str, float],
                  samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> List[BoardLine]:
     """Each model's Dynascore and its 95% bootstrap interval (resample_board, then
     weigh), best first."""
-    return weigh(resample_board(inputs, samples, seed), weights, directions, offsets)
+    return weigh(convert(resample_board(inputs, samples, seed), directions, offsets), weights)
 
 
 def mean_delta(rows: np.ndarray) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -37,6 +38,8 @@ from evalproto.service.standings import DatasetText, Placed, Standings, Wanted
 log = logging.getLogger("evalproto.service")
 
 RANKING = "ranking"
+KEPT_GATHERED = 64
+"""Datasets' reads kept, by the version of their task they were read at."""
 KEPT_SCORES = 1_000_000
 """Evaluations' scores kept in memory (a few dozen MB at most) before starting afresh."""
 """The status of an entry scored, whose interval and rank are being computed."""
@@ -74,6 +77,7 @@ class Boards:
         self._lock = threading.Lock()
         self._texts: Dict[int, DatasetText] = {}
         self._scores: Dict[int, Optional[float]] = {}
+        self._gathered: OrderedDict[Tuple[Any, ...], Gathered] = OrderedDict()
 
     def scores(self, connection: Connection, evaluation_ids: Sequence[int]
                ) -> Dict[int, Optional[float]]:
@@ -186,7 +190,23 @@ class Boards:
     def gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row]
                ) -> Gathered:
         """What a dataset's section needs from the database, in the caller's
-        transaction."""
+        transaction; read once per version of its task (the leaderboard, the exports
+        and the Dynaboard of a version share it)."""
+        key = (dataset.id, tuple(metric.id for metric in metric_rows),
+               store.task_version(connection, dataset.task_id))
+        with self._lock:
+            found = self._gathered.get(key)
+        if found is None:
+            found = self._gather(connection, dataset, metric_rows)
+            with self._lock:
+                self._gathered[key] = found
+                while len(self._gathered) > KEPT_GATHERED:
+                    self._gathered.popitem(last=False)
+        return found
+
+    def _gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row]
+                ) -> Gathered:
+        """What a dataset's section needs, read from the database."""
         current = store.current_submissions(connection, dataset.id)
         predictions = [row.predictions_id for row in current]
         return Gathered(

@@ -56,7 +56,7 @@ class Service:
         self.standings = Standings(self.engine)
         self.deltas = Deltas(self.engine, self.standings)
         self.boards = Boards(self.engine, self.standings, self.deltas)
-        self.dynaboards = Dynaboards(self.boards, self.settings.instance_memory)
+        self.dynaboards = Dynaboards(self.boards, self.settings.instance_memory, self.kept)
         self.exports = Exports(self.boards, self.loaded)
         self.downloads = Downloads(self.boards, self.dynaboards)
         self.snapshots = Snapshots(self.boards, self.dynaboards)

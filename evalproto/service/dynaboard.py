@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -20,7 +21,9 @@ from sqlalchemy.engine import Row
 
 from evalproto.api.board import rows_from_bytes
 from evalproto.api.dynaboard import (
+    Converted,
     assembled,
+    convert,
     default_weights,
     delta_columns,
     mean_delta,
@@ -30,15 +33,31 @@ from evalproto.api.dynaboard import (
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
 from evalproto.service.boards import Boards, Gathered
+from evalproto.service.cache import Kept
 from evalproto.service.database import reading
 from evalproto.service.errors import Invalid
 from evalproto.service.measured import MEASURED
 from evalproto.service.names import check_name
 from evalproto.sources.specs import MetricSpec
 
+KEPT_BOARDS = 64
+"""Boards' contributions kept (by the columns they are made of): a version of the task
+that changes none of them (another metric's job) reuses them."""
 KEPT_COLUMNS = 8192
 """Resampled columns kept (a model's perf or delta metric on each resample: 8 KB each
 at 1,000 resamples)."""
+
+
+@dataclass
+class Prepared:
+    """A Dynaboard before the reader's weights, kept while its task's version holds."""
+
+    converted: Converted  # its metrics in Dynabench's order
+    directions: Dict[str, float]
+    offsets: Dict[str, float]
+    left_out: List[Dict[str, Any]]
+    teams: Dict[str, str]
+    task_weights: Dict[str, float]  # the task's own, or Dynabench's
 
 
 class Dynaboards:
@@ -46,11 +65,13 @@ class Dynaboards:
     standings' workers once (a new model costs its own), the board assembled and
     weighed as each reader asks."""
 
-    def __init__(self, boards: Boards, instance_memory: float) -> None:
+    def __init__(self, boards: Boards, instance_memory: float, kept: Kept) -> None:
         self.boards = boards
+        self.kept = kept
         self.instance_memory = instance_memory
         self._computing = threading.Lock()
         self._columns: OrderedDict[Tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._converted: OrderedDict[Tuple[Any, ...], Converted] = OrderedDict()
 
     def board(self, task_name: str, dataset_name: str,
               weights: Optional[Mapping[str, float]] = None,
@@ -62,6 +83,33 @@ class Dynaboards:
         this board lacks are let be (a page's weights are for all its Dynaboards)."""
         check_name(task_name, "task")
         check_name(dataset_name, "dataset")
+        version = self.boards.version(task_name)
+        prepared: Prepared = self.kept.get(
+            ("dynaboard", task_name, dataset_name), version,
+            lambda: self._prepare(task_name, dataset_name), earlier=True)
+        metrics = prepared.converted.metrics
+        if others and weights is not None:
+            weights = {metric: weights[metric] for metric in metrics if metric in weights}
+        chosen = self._weights(prepared.task_weights, metrics, weights)
+        lines = weigh(prepared.converted, chosen)
+        standings = self.boards.standings
+        return plain_data({
+            "task": task_name, "dataset": dataset_name, "perf": metrics[0],
+            "metrics": [{"metric": metric, "weight": chosen[metric],
+                         "direction": prepared.directions.get(metric, 1.0),
+                         "offset": prepared.offsets.get(metric, 0.0),
+                         "higher_is_better": prepared.directions.get(metric, 1.0) > 0}
+                        for metric in metrics],
+            "left_out": prepared.left_out, "samples": standings.samples,
+            "seed": standings.seed,
+            "models": [{"model": line.model, "team": prepared.teams[line.model],
+                        "rank": number, "dynascore": line.dynascore,
+                        "interval": line.interval, "scores": line.scores,
+                        "normalized": line.normalized}
+                       for number, line in enumerate(lines, 1)]})
+
+    def _prepare(self, task_name: str, dataset_name: str) -> Prepared:
+        """What a dataset's Dynaboard is weighed from, as the database holds it now."""
         with reading(self.boards.engine) as connection:
             task = store.task(connection, task_name)
             dataset = store.dataset(connection, task.id, dataset_name)
@@ -88,6 +136,7 @@ class Dynaboards:
                 left_out.append({"model": row.model, "team": row.team, "without": lacking})
             else:
                 models.append(row)
+        # Dynabench's order: perf, throughput, memory, fairness, robustness
         names = [perf.spec, *measured_names, *(str(copy.kind) for copy, _ in copies)]
         if not models:
             raise Invalid(f"no model of {dataset_name!r} has every metric of its Dynaboard "
@@ -96,20 +145,38 @@ class Dynaboards:
                     for name in measured_names}
         copies_of = [(copy, [on_copy[row.model].predictions_id for row in models])
                      for copy, on_copy in copies]
-        # Dynabench's order: perf, throughput, memory, fairness, robustness.
-        metrics = names
-        if others and weights is not None:
-            weights = {metric: weights[metric] for metric in metrics if metric in weights}
-        chosen = self._weights(task, metrics, weights)
-        directions = {metric: -1.0 for metric in metrics if metric == "memory"}
+        directions = {metric: -1.0 for metric in names if metric == "memory"}
         if not perf.higher_is_better:
             directions[perf.spec] = -1.0
-        offsets = {"memory": self.instance_memory} if "memory" in metrics else {}
-        standings = self.boards.standings
+        offsets = {"memory": self.instance_memory} if "memory" in names else {}
+        key = (perf.signature, tuple(names), tuple(offsets.items()),
+               tuple((row.model, scored[row.model], row.predictions_id) for row in models),
+               tuple((copy.id, tuple(ids)) for copy, ids in copies_of),
+               tuple(tuple(values) for values in measured.values()))
         with self._computing:  # one reader computes what is missing; the next finds it
-            perf_columns = self._perf_columns(perf, gathered, models, scored)
-            deltas = [self._delta_columns(perf, dataset, copy, models, ids)
-                      for copy, ids in copies_of]
+            converted = self._converted.get(key)
+            if converted is None:
+                converted = self._convert(perf, dataset, gathered, models, scored, finite,
+                                          copies_of, measured, names, directions, offsets)
+                self._converted[key] = converted
+                while len(self._converted) > KEPT_BOARDS:
+                    self._converted.popitem(last=False)
+        return Prepared(converted, directions, offsets, left_out,
+                        {row.model: row.team for row in models},
+                        json.loads(task.weights) if task.weights else
+                        default_weights(perf.spec, names))
+
+    def _convert(self, perf: Row, dataset: Row, gathered: Gathered, models: List[Row],
+                 scored: Dict[str, int], finite: Dict[int, float],
+                 copies_of: List[Tuple[Row, List[int]]], measured: Dict[str, List[float]],
+                 names: List[str], directions: Dict[str, float],
+                 offsets: Dict[str, float]) -> Converted:
+        """The board's contributions at its point and on each resample, its metrics in
+        the order of `names`."""
+        standings = self.boards.standings
+        perf_columns = self._perf_columns(perf, gathered, models, scored)
+        deltas = [self._delta_columns(perf, dataset, copy, models, ids)
+                  for copy, ids in copies_of]
         resampled = assembled(
             [row.model for row in models],
             [perf.spec, *(str(copy.kind) for copy, _ in copies_of), *measured],
@@ -119,20 +186,11 @@ class Dynaboards:
             [perf_columns, *[columns for _, columns in deltas],
              *[[np.full(standings.samples, float(value)) for value in values]
                for values in measured.values()]])
-        lines = weigh(resampled, chosen, directions, offsets)
-        teams = {row.model: row.team for row in models}
-        return plain_data({
-            "task": task.name, "dataset": dataset.name, "perf": perf.spec,
-            "metrics": [{"metric": metric, "weight": chosen.get(metric, 0.0),
-                         "direction": directions.get(metric, 1.0),
-                         "offset": offsets.get(metric, 0.0),
-                         "higher_is_better": directions.get(metric, 1.0) > 0}
-                        for metric in metrics],
-            "left_out": left_out, "samples": standings.samples, "seed": standings.seed,
-            "models": [{"model": line.model, "team": teams[line.model], "rank": number,
-                        "dynascore": line.dynascore, "interval": line.interval,
-                        "scores": line.scores, "normalized": line.normalized}
-                       for number, line in enumerate(lines, 1)]})
+        converted = convert(resampled, directions, offsets)
+        order = [resampled.metrics.index(name) for name in names]
+        return Converted(converted.models, names, converted.point[:, order],
+                         converted.point_shares[:, order],
+                         converted.resampled_shares[..., order])
 
     def _perf_columns(self, perf: Row, gathered: Gathered, models: List[Row],
                       scored: Dict[str, int]) -> List[np.ndarray]:
@@ -176,12 +234,11 @@ class Dynaboards:
             self._columns.popitem(last=False)
 
     @staticmethod
-    def _weights(task: Any, metrics: List[str],
+    def _weights(task_weights: Mapping[str, float], metrics: List[str],
                  given: Optional[Mapping[str, float]]) -> Dict[str, float]:
-        """The weights of these metrics: given, else the task's, else Dynabench's (a
-        metric a weight leaves out weighs 0)."""
-        chosen = dict(given) if given is not None else (
-            json.loads(task.weights) if task.weights else default_weights(task.perf, metrics))
+        """The weights of these metrics: given, else the task's (its own, or
+        Dynabench's); a metric a weight leaves out weighs 0."""
+        chosen = dict(given) if given is not None else dict(task_weights)
         unknown = [metric for metric in chosen if metric not in metrics]
         if unknown and given is not None:
             raise Invalid(f"weights: {unknown[0]!r} is not a metric of this Dynaboard "

@@ -36,12 +36,17 @@ def dynascores(values: np.ndarray, perf: int, weights: Sequence[float],
     """The Dynascore of each model of each table: `values` is (..., models, metrics),
     `perf` the perf metric's column, `weights`, `directions` and `offsets` one a
     metric. The result is (..., models), in the tables' order of models."""
+    return weighed(contributions(values, perf, directions, offsets, cutoff), weights)
+
+
+def weighed(contributed: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """Dynascores from the metrics' contributions (..., models, metrics): their sum
+    weighed by the weights normalised to sum 1."""
     total = float(np.sum(weights))
     if total <= 0:
         raise ValueError("the weights must sum to more than 0")
     shares = np.asarray(weights, dtype=np.float64) / total
-    found: np.ndarray = (contributions(values, perf, directions, offsets, cutoff)
-                         * shares).sum(axis=-1)
+    found: np.ndarray = (contributed * shares).sum(axis=-1)
     return found
 
 
