@@ -143,7 +143,8 @@ def _handle_errors(app: FastAPI) -> None:
         line's), and turn what escapes the handlers into one logged line and a 500."""
         request.state.request_id = secrets.token_hex(6)
         try:
-            response = await call_next(request)
+            with request.app.state.service.kept.serving():
+                response = await call_next(request)
         except ClientDisconnect:  # no one to answer, and no fault of the server's
             log.info("request %s: %s %s: the client went away before its body ended",
                      request.state.request_id, request.method, escaped(request.url.path))

@@ -4,10 +4,20 @@ their task they were made at (Boards.version)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, Tuple
 
 KEPT_PAGES = 256
+BUSY = 4
+GRACE = 1.0
+"""Under load (more than BUSY requests being answered at once), a reader that may take
+an earlier page takes one made less than GRACE seconds ago, whatever changed since: a
+task's version changes with every job's start and end, and remaking its pages (fifty
+models' each) at every change would spend the server on remaking what is read. A page
+is then at most a second behind (a task's page catches up by its script); one reader
+at a time is always answered from the database's present."""
 
 
 class Kept:
@@ -22,8 +32,21 @@ class Kept:
     def __init__(self) -> None:
         """An empty cache."""
         self._lock = threading.Lock()
-        self._kept: OrderedDict[Tuple[Any, ...], Tuple[Tuple[Any, ...], Any]] = OrderedDict()
+        self._kept: OrderedDict[Tuple[Any, ...], Tuple[Tuple[Any, ...], Any, float]] = (
+            OrderedDict())
         self._making: Dict[Tuple[Any, ...], threading.Event] = {}
+        self._serving = 0  # requests being answered
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Count a request while it is answered (see GRACE)."""
+        with self._lock:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._serving -= 1
 
     def get(self, key: Tuple[Any, ...], version: Tuple[Any, ...], make: Callable[[], Any],
             earlier: bool = False) -> Any:
@@ -34,6 +57,9 @@ class Kept:
                 if found is not None and found[0] == version:
                     self._kept.move_to_end(key)
                     return found[1]
+                if (earlier and found is not None and self._serving > BUSY
+                        and time.monotonic() - found[2] < GRACE):
+                    return found[1]  # under load, a page a moment old (see GRACE)
                 making = self._making.get(key)
                 if making is None:
                     making = self._making[key] = threading.Event()
@@ -44,7 +70,7 @@ class Kept:
         try:
             value = make()
             with self._lock:
-                self._kept[key] = (version, value)
+                self._kept[key] = (version, value, time.monotonic())
                 while len(self._kept) > KEPT_PAGES:
                     self._kept.popitem(last=False)
             return value

@@ -6,8 +6,10 @@ storing nothing. The same pages in a real browser: test_pages_browser.py."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import quote
@@ -462,6 +464,25 @@ def test_kept_pages_are_made_once_per_version_and_readers_do_not_pile_up():
     waiting.join(30)
     assert waiter == ["page 2"] and made == ["v1", "v2"]
     assert kept.get(("page",), (3,), lambda: "page 3") == "page 3"
+
+
+def test_under_load_a_page_a_moment_old_is_taken_and_never_older(monkeypatch):
+    from evalproto.service import cache
+
+    kept = Kept()
+    assert kept.get(("page",), (1,), lambda: "page 1") == "page 1"
+    # one reader: the present, whatever the page's age
+    assert kept.get(("page",), (2,), lambda: "page 2", earlier=True) == "page 2"
+    with contextlib.ExitStack() as readers:
+        for _ in range(cache.BUSY + 1):
+            readers.enter_context(kept.serving())
+        assert kept.get(("page",), (3,), lambda: "page 3", earlier=True) == "page 2"
+        assert kept.get(("page",), (3,), lambda: "page 3") == "page 3"  # not `earlier`
+        made_at = time.monotonic()
+        monkeypatch.setattr(cache.time, "monotonic", lambda: made_at + cache.GRACE + 0.01)
+        assert kept.get(("page",), (4,), lambda: "page 4", earlier=True) == "page 4"
+    monkeypatch.undo()
+    assert kept.get(("page",), (5,), lambda: "page 5", earlier=True) == "page 5"
 
 
 # -- forms -------------------------------------------------------------------------------------
