@@ -123,9 +123,7 @@ def read_inputs(path: str, keys: Sequence[str], contents: Contents = None
     `id`) and the values of the task's input keys, in the dataset's order. A row
     without one of the keys is refused, naming the line and the key."""
     examples = []
-    for number, row in read_jsonl(path, contents):
-        key = _id(row.get("uid", row.get("id")), path, number, "an example needs a 'uid' "
-                                                               "or an 'id'")
+    for number, key, row in read_examples(path, contents):
         missing = [name for name in keys if name not in row]
         if missing:
             raise InputError(f"{path}: line {number}: no {missing[0]!r} field, one of the "
@@ -141,13 +139,8 @@ def read_copies(path: str, original_ids: Sequence[str], contents: Contents = Non
     in the file's order. A row without one, or whose input_id names no row of the
     original, is refused, naming the line."""
     known = set(original_ids)
-    copies, seen = [], set()
-    for number, row in read_jsonl(path, contents):
-        key = _id(row.get("uid", row.get("id")), path, number, "an example needs a 'uid' "
-                                                               "or an 'id'")
-        if key in seen:
-            raise InputError(f"{path}: line {number}: duplicate example id {key!r}")
-        seen.add(key)
+    copies = []
+    for number, key, row in read_examples(path, contents):
         original = _id(row.get("input_id"), path, number, "a perturbed example needs an "
                                                           "'input_id': the id of the example "
                                                           "it copies")

@@ -17,8 +17,25 @@ from evalproto.service.schema import DONE
 DASH = "–"
 
 
+class Directed:
+    """A metric's direction, as a heading shows it: a mark, and in words for a screen
+    reader's title."""
+
+    higher_is_better: bool
+
+    @property
+    def direction(self) -> str:
+        """The direction mark."""
+        return "↑" if self.higher_is_better else "↓"
+
+    @property
+    def direction_words(self) -> str:
+        """The direction in words."""
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+
 @dataclass
-class Column:
+class Column(Directed):
     """A metric's column: `key` names it in sorting (m0, m1, ...)."""
 
     key: str
@@ -26,16 +43,6 @@ class Column:
     spec: str
     higher_is_better: bool
     places: int
-
-    @property
-    def direction(self) -> str:
-        """The column's direction mark, and in words for a screen reader's title."""
-        return "↑" if self.higher_is_better else "↓"
-
-    @property
-    def direction_words(self) -> str:
-        """The column's direction in words."""
-        return "higher is better" if self.higher_is_better else "lower is better"
 
 
 @dataclass
@@ -398,23 +405,13 @@ def stats_link(export: Dict[str, Any] | str, dataset: str, model: str) -> StatsL
 
 
 @dataclass
-class DynaMetric:
+class DynaMetric(Directed):
     """A metric of a Dynaboard: its weight, direction and the places it is shown with."""
 
     metric: str
     weight: float
     higher_is_better: bool
     places: int
-
-    @property
-    def direction(self) -> str:
-        """Its direction mark."""
-        return "↑" if self.higher_is_better else "↓"
-
-    @property
-    def direction_words(self) -> str:
-        """Its direction in words."""
-        return "higher is better" if self.higher_is_better else "lower is better"
 
 
 @dataclass
