@@ -9,6 +9,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -114,8 +115,9 @@ class Workers:
     def charged(self, jobs: Sequence[int]) -> Set[int]:
         """Of these jobs, cut off by a worker's death (the pool then ends its other
         workers with SIGTERM), those that ran in a worker that died of itself: their
-        own doing. All of them where that cannot be told (a worker that ended before
-        it said which job it ran, or every worker ended by SIGTERM)."""
+        own doing. A job that no worker said it ran never started (it waited in the
+        pool's queue), and a worker still alive did not die. All of them where none
+        can be told (every worker ended by SIGTERM)."""
         while self._announced is not None and self._announced.poll():
             job, pid = self._announced.recv_bytes().split()
             self._ran_in[int(job)] = int(pid)
@@ -125,10 +127,8 @@ class Workers:
         for job in jobs:
             worker = self._known.get(self._ran_in.get(job, 0))
             if worker is None:
-                charged.add(job)
                 continue
-            worker.join(timeout=_DEATH_SECONDS)  # ended by the pool, or on its way
-            if worker.exitcode != -signal.SIGTERM:
+            if _exit_code(worker) not in (None, -signal.SIGTERM):  # None: it did not die
                 charged.add(job)
         return charged or set(jobs)
 
@@ -185,3 +185,15 @@ class Workers:
             if end is not None:
                 end.close()
         self._stack.close()
+
+
+def _exit_code(worker: Any) -> Optional[int]:
+    """A broken pool's worker's exit code, once it has ended (None if it lives on).
+    The pool's own thread reaps its workers too: where it reaped one first, the
+    worker's code comes a moment after our wait for it found it gone."""
+    deadline = time.monotonic() + _DEATH_SECONDS
+    worker.join(timeout=_DEATH_SECONDS)
+    while worker.exitcode is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    code: Optional[int] = worker.exitcode
+    return code

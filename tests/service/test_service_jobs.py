@@ -291,10 +291,10 @@ def test_a_dead_leaderboard_process_is_replaced(database, start_server, tmp_path
     assert "Traceback" not in server.text()
 
 
-@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
-def test_a_job_beside_one_whose_worker_died_is_run_again(database, start_server, tmp_path):
-    """Two jobs in flight; one kills its worker process (once): the other, cut off with
-    it, is queued again and scored, and so is the one that killed it."""
+def _gated_beside_a_killer(database, start_server, tmp_path, kills):
+    """`evalproto serve --jobs 2` with two evaluator commands: one that waits while its
+    gate file is there, one that kills its worker (`kills`: once, always), each kill
+    noted in a marker file; a model submitted. (server, the two specs, gate, marker)."""
     gate, marker = tmp_path / "gate", tmp_path / "killed"
     gated, killing = tmp_path / "gated.py", tmp_path / "killing.py"
     gated.write_text(GATED_EVALUATOR)
@@ -302,10 +302,19 @@ def test_a_job_beside_one_whose_worker_died_is_run_again(database, start_server,
     gate.touch()
     server = start_server(database, "--jobs", "2")
     slow = f"{sys.executable} {gated} {gate}"
-    killer = f"{sys.executable} {killing} once {marker}"
+    killer = f"{sys.executable} {killing} {kills} {marker}"
     token = _board(server, tmp_path, [{"spec": slow, "kind": "command"},
                                       {"spec": killer, "kind": "command"}])
     _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    return server, slow, killer, gate, marker
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+def test_a_job_beside_one_whose_worker_died_is_run_again(database, start_server, tmp_path):
+    """Two jobs in flight; one kills its worker process (once): the other, cut off with
+    it, is queued again and scored, and so is the one that killed it."""
+    server, slow, killer, gate, marker = _gated_beside_a_killer(
+        database, start_server, tmp_path, "once")
     until(marker.exists, "the worker to be killed")
     gate.unlink()
     server.wait("mt")
@@ -337,17 +346,8 @@ def test_only_the_job_that_kills_its_worker_is_charged(database, start_server, t
     """--jobs 2: a job cut off three times by a job beside it that kills its worker each
     time was failed with it ("died on each of its 3 attempts"); it is queued again
     without a charge, and scored once the other has failed."""
-    gate, marker = tmp_path / "gate", tmp_path / "killed"
-    gated, killing = tmp_path / "gated.py", tmp_path / "killing.py"
-    gated.write_text(GATED_EVALUATOR)
-    killing.write_text(KILLING_EVALUATOR)
-    gate.touch()
-    server = start_server(database, "--jobs", "2")
-    slow = f"{sys.executable} {gated} {gate}"
-    killer = f"{sys.executable} {killing} always {marker}"
-    token = _board(server, tmp_path, [{"spec": slow, "kind": "command"},
-                                      {"spec": killer, "kind": "command"}])
-    _submit(server, tmp_path, token, "m1", "de-en.hyp.LT22.en")
+    server, slow, killer, gate, marker = _gated_beside_a_killer(
+        database, start_server, tmp_path, "always")
     until(lambda: marker.exists() and marker.read_text() == "killed\n" * 3,
           "the killer's third kill")
     until(lambda: server.ok("GET", "/api/tasks/mt/jobs")["failed"] == 1, "the killer to fail")
