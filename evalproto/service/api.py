@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Dict, List, Literal, Optional
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
 from evalproto.base.version import __version__
@@ -152,11 +152,12 @@ def submit(service: ServiceDep, task: str, dataset: str, model: str, team: TeamD
 
 @router.get(paths.LEADERBOARD)
 def get_leaderboard(service: ServiceDep, task: str,
-                    dataset: Optional[str] = None) -> Dict[str, Any]:
+                    dataset: Optional[str] = None) -> JSONResponse:
     """The leaderboard of a task (or of one of its datasets): one entry per (model,
     dataset, metric) with the score, its 95% bootstrap interval, the rank range
-    from the all-pairs test, and each tag's score."""
-    return service.boards.leaderboard(task, dataset)
+    from the all-pairs test, and each tag's score. (Plain JSON data: answered as it
+    is, without FastAPI's walk through every value.)"""
+    return JSONResponse(service.boards.leaderboard(task, dataset))
 
 
 @router.get(paths.JOBS)
@@ -182,12 +183,12 @@ def get_submission(service: ServiceDep, submission: int) -> Dict[str, Any]:
 @router.get(paths.DYNABOARD)
 def get_dynaboard(service: ServiceDep, task: str, dataset: str,
                   weights: Annotated[Optional[str], Query(max_length=4000)] = None
-                  ) -> Dict[str, Any]:
+                  ) -> JSONResponse:
     """The dataset's Dynaboard: each model's Dynascore with its 95% bootstrap interval,
     under `weights` (metric=weight,...; by default the task's, else the perf metric 4
     and every other metric 1)."""
-    return service.dynaboards.board(task, dataset,
-                                    parse_weights(weights) if weights is not None else None)
+    return JSONResponse(service.dynaboards.board(
+        task, dataset, parse_weights(weights) if weights is not None else None))
 
 
 @router.get(paths.EXPORT)

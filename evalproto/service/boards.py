@@ -20,6 +20,7 @@ from evalproto.api.board import Standing, read_upload
 from evalproto.api.dynaboard import mean_delta
 from evalproto.base.numerals import plain_data
 from evalproto.service import store
+from evalproto.service.cache import Kept
 from evalproto.service.database import iso_time, reading
 from evalproto.service.deltas import DELTA_METRICS, Deltas, delta_records
 from evalproto.service.errors import NotFound, described
@@ -69,9 +70,12 @@ class Gathered:
 class Boards:
     """Reads of one database."""
 
-    def __init__(self, engine: Engine, standings: Standings, deltas: Deltas) -> None:
-        """Reads of the database behind `engine`, with its standings and deltas."""
+    def __init__(self, engine: Engine, standings: Standings, deltas: Deltas,
+                 kept: Optional[Kept] = None) -> None:
+        """Reads of the database behind `engine`, with its standings and deltas (and
+        the pages' cache, whose load says how recent a version must be)."""
         self.engine = engine
+        self.kept = kept or Kept()
         self.standings = standings
         self.deltas = deltas
         self._lock = threading.Lock()
@@ -286,11 +290,18 @@ class Boards:
 
     def version(self, task_name: str) -> Tuple[Any, ...]:
         """A task's version (store.task_version) with the standings computed so far:
-        whatever its leaderboard shows is the same while this is."""
-        with reading(self.engine) as connection:
-            task = store.task(connection, check_name(task_name, "task"))
-            found = store.task_version(connection, task.id)
-        return (task.id, *found, self.standings.generation)
+        whatever its leaderboard shows is the same while this is. Under load, read once
+        per cache.RECENT."""
+        check_name(task_name, "task")
+
+        def read() -> Tuple[Any, ...]:
+            """The version, from the database."""
+            with reading(self.engine) as connection:
+                task = store.task(connection, task_name)
+                found = store.task_version(connection, task.id)
+            return (task.id, *found)
+
+        return (*self.kept.recent(("version", task_name), read), self.standings.generation)
 
     # -- models and submissions ---------------------------------------------------------
 

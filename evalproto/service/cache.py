@@ -18,6 +18,8 @@ task's version changes with every job's start and end, and remaking its pages (f
 models' each) at every change would spend the server on remaking what is read. A page
 is then at most a second behind (a task's page catches up by its script); one reader
 at a time is always answered from the database's present."""
+RECENT = 0.1
+"""Under load, how long a task's version is taken as read (see Kept.recent)."""
 
 
 class Kept:
@@ -36,6 +38,20 @@ class Kept:
             OrderedDict())
         self._making: Dict[Tuple[Any, ...], threading.Event] = {}
         self._serving = 0  # requests being answered
+        self._recent: Dict[Tuple[Any, ...], Tuple[Any, float]] = {}
+
+    def recent(self, key: Tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """`make()`, or under load what it gave less than RECENT seconds ago (a task's
+        version, read at every request: under load, once per RECENT)."""
+        now = time.monotonic()
+        with self._lock:
+            found = self._recent.get(key)
+            if found is not None and self._serving > BUSY and now - found[1] < RECENT:
+                return found[0]
+        value = make()
+        with self._lock:
+            self._recent[key] = (value, now)
+        return value
 
     @contextmanager
     def serving(self) -> Iterator[None]:

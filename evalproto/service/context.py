@@ -55,7 +55,7 @@ class Service:
         """The reads of the service's database, made from its engine."""
         self.standings = Standings(self.engine)
         self.deltas = Deltas(self.engine, self.standings)
-        self.boards = Boards(self.engine, self.standings, self.deltas)
+        self.boards = Boards(self.engine, self.standings, self.deltas, self.kept)
         self.dynaboards = Dynaboards(self.boards, self.settings.instance_memory, self.kept)
         self.exports = Exports(self.boards, self.loaded)
         self.downloads = Downloads(self.boards, self.dynaboards)

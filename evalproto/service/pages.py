@@ -214,9 +214,10 @@ def _snapshots(service: Service, task: str) -> List[Dict[str, Any]]:
 
 def _board(service: Service, task: str, version: Tuple[Any, ...]) -> Dict[str, Any]:
     """The task's leaderboard (not waiting for standings: see evalproto.service.
-    standings), kept while its version holds."""
+    standings), kept while its version holds; taken as pages are (Kept's `earlier`)."""
     found: Dict[str, Any] = service.kept.get(
-        ("board", task), version, lambda: service.boards.leaderboard(task, wait=False))
+        ("board", task), version, lambda: service.boards.leaderboard(task, wait=False),
+        earlier=True)
     return found
 
 
@@ -228,7 +229,8 @@ def _model_text(service: Service, task: str, model: str, version: Tuple[Any, ...
     datasets = []
     for dataset in board["datasets"]:
         export = service.kept.get(("export", task, dataset["dataset"]), version,
-                                  functools.partial(_export, service, task, dataset["dataset"]))
+                                  functools.partial(_export, service, task, dataset["dataset"]),
+                                  earlier=True)
         shown = model_dataset(board, dataset, model,
                               stats_link(export, dataset["dataset"], model))
         if shown is not None:
