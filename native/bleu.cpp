@@ -67,7 +67,10 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
         if (s == begin || !same_references(batch, s)) {
             ref_ids.clear();
             ref_ends.clear();
-            interner.reset(0);
+            size_t characters = 0;
+            for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r)
+                characters += batch.refs[r].length;
+            interner.reset(characters / 4);  // a guess at the words; it grows if need be
             size_t ngrams = 0;
             for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r) {
                 text.clear();

@@ -79,117 +79,134 @@ inline bool spaced_by_first_rule(cp_t c) {
 
 inline bool period_or_comma(cp_t c) { return c == '.' || c == ','; }
 
-}  // namespace
+// A word of the line once the first rule has spaced its class: a run of characters that
+// are neither whitespace nor of the class, between spaces on that line. Only a word with
+// a period, a comma or a dash has more to it than itself.
+inline bool may_split(cp_t c) { return period_or_comma(c) || c == '-'; }
 
-void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
-    // sacrebleu tokenizes line.rstrip(); rstrip() strips what split() splits on.
-    while (n > 0 && is_space(s[n - 1])) --n;
+// The tokens of one such word, w[0, n), by the last three 13a rules. Each rule only
+// inserts spaces, next to the two characters of each match, and a match reaches out of a
+// word only to the space on either side of it (as [^0-9]), which " word " has too. Nor do
+// the scans differ: the first and third rules consume a period, comma or dash as a
+// match's second character, never a space, so each space is a place where a match may
+// start; the second may consume the space after a word, where none of its matches can
+// start. So each rule does to a word on the line what it does to " word " alone.
+void split_word(const cp_t* w, size_t n, Scratch13a& scratch, Tokens& out) {
     std::vector<cp_t>& a = scratch.a;
     std::vector<cp_t>& b = scratch.b;
-    // A pass is skipped when the line lacks the characters it rewrites: then it is
-    // the identity. No pass adds characters that an earlier skip looked for.
-    bool angle = false, newline = false, ampersand = false, period = false, dash = false;
+    a.assign(1, ' ');
+    a.insert(a.end(), w, w + n);
+    a.push_back(' ');
+    bool period = false, dash = false;
     for (size_t i = 0; i < n; ++i) {
-        const cp_t c = s[i];
-        angle |= c == '<';
-        newline |= c == '\n';
-        ampersand |= c == '&';
-        period |= c == '.' || c == ',';
-        dash |= c == '-';
+        period |= period_or_comma(w[i]);
+        dash |= w[i] == '-';
     }
-    b.assign(s, s + n);
-    // Tokenizer13a's string replacements, each a full pass over the previous result,
-    // in its order (so "&amp;lt;" becomes "<", but "&amp;quot;" stays "&quot;").
-    if (angle) {
-        replace_all(b, "<skipped>", "", a);
-        a.swap(b);
-    }
-    if (newline) {
-        replace_all(b, "-\n", "", a);
-        replace_all(a, "\n", " ", b);
-    }
-    if (ampersand) {
-        replace_all(b, "&quot;", "\"", a);
-        replace_all(a, "&amp;", "&", b);
-        replace_all(b, "&lt;", "<", a);
-        replace_all(a, "&gt;", ">", b);
-    }
-    // TokenizerRegexp gets f' {line} '; its first rule spaces a class of ASCII
-    // punctuation (the space itself included) wherever it occurs. Each pass writes into
-    // a buffer sized for its longest result, through a pointer.
-    a.resize(3 * b.size() + 2);
-    cp_t* to = a.data();
-    *to++ = ' ';
-    for (cp_t c : b) {
-        if (spaced_by_first_rule(c)) {
-            to[0] = ' ';
-            to[1] = c;
-            to[2] = ' ';
-            to += 3;
-        } else {
-            *to++ = c;
-        }
-    }
-    *to++ = ' ';
-    a.resize(static_cast<size_t>(to - a.data()));
     // The next three rules match two characters each; re.sub takes the leftmost
     // match, then goes on after it, so a character consumed as the second of a match
     // cannot start the next one. [^0-9] is any code point but an ASCII digit.
     if (period) {
         // r'([^0-9])([\.,])' -> r'\1 \2 '
-        b.resize(2 * a.size());
-        to = b.data();
+        b.clear();
         for (size_t i = 0; i < a.size();) {
             if (i + 1 < a.size() && !is_ascii_digit(a[i]) && period_or_comma(a[i + 1])) {
-                to[0] = a[i];
-                to[1] = ' ';
-                to[2] = a[i + 1];
-                to[3] = ' ';
-                to += 4;
+                b.insert(b.end(), {a[i], ' ', a[i + 1], ' '});
                 i += 2;
             } else {
-                *to++ = a[i++];
+                b.push_back(a[i++]);
             }
         }
-        b.resize(static_cast<size_t>(to - b.data()));
         // r'([\.,])([^0-9])' -> r' \1 \2'
-        a.resize(2 * b.size());
-        to = a.data();
+        a.clear();
         for (size_t i = 0; i < b.size();) {
             if (i + 1 < b.size() && period_or_comma(b[i]) && !is_ascii_digit(b[i + 1])) {
-                to[0] = ' ';
-                to[1] = b[i];
-                to[2] = ' ';
-                to[3] = b[i + 1];
-                to += 4;
+                a.insert(a.end(), {' ', b[i], ' ', b[i + 1]});
                 i += 2;
             } else {
-                *to++ = b[i++];
+                a.push_back(b[i++]);
             }
         }
-        a.resize(static_cast<size_t>(to - a.data()));
     }
     if (dash) {
         // r'([0-9])(-)' -> r'\1 \2 '
-        b.resize(2 * a.size());
-        to = b.data();
+        b.clear();
         for (size_t i = 0; i < a.size();) {
             if (i + 1 < a.size() && is_ascii_digit(a[i]) && a[i + 1] == '-') {
-                to[0] = a[i];
-                to[1] = ' ';
-                to[2] = '-';
-                to[3] = ' ';
-                to += 4;
+                b.insert(b.end(), {a[i], ' ', '-', ' '});
                 i += 2;
             } else {
-                *to++ = a[i++];
+                b.push_back(a[i++]);
             }
         }
-        b.resize(static_cast<size_t>(to - b.data()));
         a.swap(b);
     }
-    // ' '.join(line.split()), then BLEU's own split(): the words of line.split().
     split_whitespace(a.data(), a.size(), out);
+}
+
+// Appends one token to `out` (a few characters: a loop, not a call of memmove).
+inline void add_token(const cp_t* s, size_t n, Tokens& out) {
+    for (size_t i = 0; i < n; ++i) out.chars.push_back(s[i]);
+    out.ends.push_back(static_cast<uint32_t>(out.chars.size()));
+}
+
+}  // namespace
+
+void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
+    // sacrebleu tokenizes line.rstrip(); rstrip() strips what split() splits on.
+    while (n > 0 && is_space(s[n - 1])) --n;
+    bool angle = false, newline = false, ampersand = false;
+    for (size_t i = 0; i < n; ++i) {
+        const cp_t c = s[i];
+        angle |= c == '<';
+        newline |= c == '\n';
+        ampersand |= c == '&';
+    }
+    if (angle || newline || ampersand) {
+        // Tokenizer13a's string replacements, each a full pass over the previous
+        // result, in its order (so "&amp;lt;" becomes "<", but "&amp;quot;" stays
+        // "&quot;"). A pass is skipped when the line lacks the characters it rewrites:
+        // then it is the identity. No pass adds characters that an earlier skip looked for.
+        std::vector<cp_t>& a = scratch.a;
+        std::vector<cp_t>& b = scratch.line;
+        b.assign(s, s + n);
+        if (angle) {
+            replace_all(b, "<skipped>", "", a);
+            a.swap(b);
+        }
+        if (newline) {
+            replace_all(b, "-\n", "", a);
+            replace_all(a, "\n", " ", b);
+        }
+        if (ampersand) {
+            replace_all(b, "&quot;", "\"", a);
+            replace_all(a, "&amp;", "&", b);
+            replace_all(b, "&lt;", "<", a);
+            replace_all(a, "&gt;", ">", b);
+        }
+        s = b.data();
+        n = b.size();
+    }
+    out.chars.reserve(out.chars.size() + n);  // no token adds characters
+    // TokenizerRegexp's first rule spaces a class of ASCII punctuation (the space
+    // itself included) wherever it occurs: each is a token, and so is each word
+    // between them and the whitespace, unless split_word splits it further.
+    for (size_t i = 0; i < n;) {
+        const cp_t c = s[i];
+        if (is_space(c)) {
+            ++i;
+        } else if (spaced_by_first_rule(c)) {
+            add_token(s + i++, 1, out);
+        } else {
+            const size_t begin = i;
+            bool split = false;
+            for (; i < n && !is_space(s[i]) && !spaced_by_first_rule(s[i]); ++i)
+                split |= may_split(s[i]);
+            if (split)
+                split_word(s + begin, i - begin, scratch, out);
+            else
+                add_token(s + begin, i - begin, out);
+        }
+    }
 }
 
 uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {

@@ -67,7 +67,7 @@ void split_whitespace(const cp_t* s, size_t n, Tokens& out);
 
 // Scratch buffers for the 13a tokenizer, kept between segments.
 struct Scratch13a {
-    std::vector<cp_t> a, b;
+    std::vector<cp_t> line, a, b;
 };
 
 // The tokens of sacrebleu's Tokenizer13a()(line.rstrip()).split().

@@ -284,6 +284,18 @@ def test_13a_on_lines_where_its_steps_interact(line):
     assert _native.tokenize_13a(line) == Tokenizer13a()(line.rstrip())
 
 
+def test_13a_on_every_short_line_of_the_characters_its_rules_match():
+    """Every line of up to five characters among a letter, a digit, a period, a comma, a
+    dash, a parenthesis (of the first rule's class) and whitespace: where the rules'
+    matches meet and consume each other's characters, and where the kernel tokenizes a
+    word on its own."""
+    tokenize = Tokenizer13a()
+    lines = ["".join(chars) for length in range(6) for chars in product("a1.,-( \t\n",
+                                                                         repeat=length)]
+    assert [_native.tokenize_13a(line) for line in lines] == \
+        [tokenize(line.rstrip()) for line in lines]
+
+
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
