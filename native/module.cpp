@@ -453,25 +453,38 @@ bool chrf_options(int whitespace, int eps_smoothing, evalproto::ChrfOptions& opt
     return true;
 }
 
-PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
-    static const char* keywords[] = {"hyps", "refs", "char_order", "word_order", "beta",
-                                     "whitespace", "eps_smoothing", nullptr};
-    PyObject *hyps, *refs;
+// chrF's rows of the batch that `gather` reads from the call's first two arguments,
+// named `first` and `second` (chrf_rows: hyps and refs; chrf_columns: refs and hyps).
+template <class Gather>
+PyObject* chrf_batch(PyObject* args, PyObject* kwargs, const char* format, const char* first,
+                     const char* second, Gather gather) {
+    const char* keywords[] = {first, second, "char_order", "word_order", "beta",
+                              "whitespace", "eps_smoothing", nullptr};
+    PyObject *first_arg, *second_arg;
     evalproto::ChrfOptions options;
     int whitespace, eps_smoothing;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiLpp:chrf_rows", const_cast<char**>(keywords),
-                                     &hyps, &refs, &options.char_order, &options.word_order,
-                                     &options.beta, &whitespace, &eps_smoothing))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, const_cast<char**>(keywords),
+                                     &first_arg, &second_arg, &options.char_order,
+                                     &options.word_order, &options.beta, &whitespace,
+                                     &eps_smoothing))
         return nullptr;
     if (!chrf_options(whitespace, eps_smoothing, options)) return nullptr;
     References held;
     Batch<TextRef> batch;
-    if (!gather_texts(hyps, refs, held, batch)) return nullptr;
+    if (!gather(first_arg, second_arg, held, batch)) return nullptr;
     const size_t width = 3 * static_cast<size_t>(options.char_order + options.word_order);
     return run_kernel(batch.segments(), width,
                       [&](double* out, size_t begin, size_t end) {
                           evalproto::chrf_rows(batch, options, out, begin, end);
                       });
+}
+
+PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
+    return chrf_batch(args, kwargs, "OOiiLpp:chrf_rows", "hyps", "refs", gather_texts);
+}
+
+PyObject* chrf_columns(PyObject*, PyObject* args, PyObject* kwargs) {
+    return chrf_batch(args, kwargs, "OOiiLpp:chrf_columns", "refs", "hyps", gather_columns);
 }
 
 PyObject* chrf_pairwise(PyObject*, PyObject* args, PyObject* kwargs) {
@@ -647,6 +660,11 @@ PyMethodDef methods[] = {
      "chrf_rows(hyps, refs, char_order, word_order, beta, whitespace, eps_smoothing)\n"
      "-> bytearray\n\nchrF statistics per segment, float64 rows of [hyp, ref, match] per\n"
      "character order then per word order, of the reference with the best F."},
+    {"chrf_columns", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_columns)),
+     METH_VARARGS | METH_KEYWORDS,
+     "chrf_columns(refs, hyps, char_order, word_order, beta, whitespace, eps_smoothing)\n"
+     "-> bytearray\n\nchrf_rows of every system's item of each segment, segment by segment:\n"
+     "refs[i] lists segment i's references, hyps[j][i] is its hypothesis of system j."},
     {"chrf_pairwise",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_pairwise)),
      METH_VARARGS | METH_KEYWORDS,
