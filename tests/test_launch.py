@@ -129,6 +129,24 @@ def test_a_plain_corpus_score_imports_nothing_it_does_not_use():
     assert completed.stderr.strip().splitlines()[-1] == "[]", completed.stderr
 
 
+@pytest.mark.parametrize("given, expected", [(None, "20"), ("28", "28")])
+def test_blas_threads_spin_briefly_unless_the_environment_says_otherwise(given, expected):
+    """numpy's OpenBLAS threads would spin a tenth of a second of a CPU away from its
+    import on: the command sets a fraction of a millisecond before anything imports
+    numpy, for the evaluators it starts too; a user's own setting stays."""
+    probe = ("import os, runpy, sys; sys.argv = ['evalproto', '--help']\n"
+             "try:\n    runpy.run_module('evalproto', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), file=sys.stderr)")
+    environment = {name: value for name, value in os.environ.items()
+                   if name != "OPENBLAS_THREAD_TIMEOUT"}
+    if given is not None:
+        environment["OPENBLAS_THREAD_TIMEOUT"] = given
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               env=environment, timeout=60)
+    assert completed.stderr.strip().splitlines()[-1] == expected, completed.stderr
+
+
 def test_a_failed_run_leaves_no_head_started_evaluator(tmp_path):
     pid_file = tmp_path / "evaluator.pid"
     fake = tmp_path / "fake-evaluator"

@@ -28,6 +28,14 @@ from typing import Any, Optional, Sequence
 from evalproto.cli import pipes
 from evalproto.cli.words import METRIC_FLAGS, option_values
 
+BLAS_SPIN_CYCLES = ("OPENBLAS_THREAD_TIMEOUT", "20")
+"""OpenBLAS's idle threads wait for work spinning, by default for 2**28 cycles (about a
+tenth of a second of a CPU, from numpy's import on, where no product is ever asked
+for): longer than a whole corpus-score, on a CPU its kernels and its -e evaluators
+want. The command sets 2**20 cycles (a fraction of a millisecond), for the processes
+it starts too, unless the environment says otherwise; BLAS keeps its threads, and
+every product its numbers."""
+
 _JOBS_FLAGS = ("-j", "--jobs")
 # The commands that run -e evaluators here; elsewhere (with --scheduler, or only
 # printing help) the head start would be wasted.
@@ -70,6 +78,7 @@ def main() -> None:
         from evalproto.base import processes
 
         atexit.register(processes.end_untaken)
+        os.environ.setdefault(*BLAS_SPIN_CYCLES)  # before numpy loads here or in a head start
         head_start(sys.argv[1:])
         from evalproto.cli.main import main as cli_main
 
