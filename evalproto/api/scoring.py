@@ -330,7 +330,7 @@ def input_warnings(source: StatsSource, hyps: Sequence[str]) -> List[str]:
 
 def count_references(refs: References) -> Union[int, str]:
     """References per segment, or "var" when it varies, as sacrebleu writes it."""
-    counts = {len(segment) for segment in refs}
+    counts = set(map(len, refs))
     return counts.pop() if len(counts) == 1 else "var"
 
 
