@@ -79,10 +79,27 @@ inline bool spaced_by_first_rule(cp_t c) {
 
 inline bool period_or_comma(cp_t c) { return c == '.' || c == ','; }
 
-// A word of the line once the first rule has spaced its class: a run of characters that
-// are neither whitespace nor of the class, between spaces on that line. Only a word with
-// a period, a comma or a dash has more to it than itself.
-inline bool may_split(cp_t c) { return period_or_comma(c) || c == '-'; }
+// What a character is to the line's words once the first rule has spaced its class: a
+// space, a token of its own (of the class), or part of a word (a run of neither, between
+// spaces on that line), which only a period, a comma or a dash may split further.
+enum Kind : uint8_t { SPACE, OF_THE_CLASS, IN_A_WORD, MAY_SPLIT };
+
+// The kinds of ASCII characters, looked up: a line's characters are mostly ASCII.
+struct AsciiKinds {
+    Kind of[128];
+    AsciiKinds() {
+        for (cp_t c = 0; c < 128; ++c)
+            of[c] = is_space(c)                       ? SPACE
+                    : spaced_by_first_rule(c)          ? OF_THE_CLASS
+                    : period_or_comma(c) || c == '-'   ? MAY_SPLIT
+                                                       : IN_A_WORD;
+    }
+};
+const AsciiKinds ascii_kinds;
+
+inline Kind kind_of(cp_t c) {
+    return c < 128 ? ascii_kinds.of[c] : is_space(c) ? SPACE : IN_A_WORD;
+}
 
 // The tokens of one such word, w[0, n), by the last three 13a rules. Each rule only
 // inserts spaces, next to the two characters of each match, and a match reaches out of a
@@ -191,16 +208,16 @@ void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
     // itself included) wherever it occurs: each is a token, and so is each word
     // between them and the whitespace, unless split_word splits it further.
     for (size_t i = 0; i < n;) {
-        const cp_t c = s[i];
-        if (is_space(c)) {
+        const Kind kind = kind_of(s[i]);
+        if (kind == SPACE) {
             ++i;
-        } else if (spaced_by_first_rule(c)) {
+        } else if (kind == OF_THE_CLASS) {
             add_token(s + i++, 1, out);
         } else {
             const size_t begin = i;
             bool split = false;
-            for (; i < n && !is_space(s[i]) && !spaced_by_first_rule(s[i]); ++i)
-                split |= may_split(s[i]);
+            for (Kind in; i < n && (in = kind_of(s[i])) >= IN_A_WORD; ++i)
+                split |= in == MAY_SPLIT;
             if (split)
                 split_word(s + begin, i - begin, scratch, out);
             else
