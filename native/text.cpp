@@ -108,7 +108,12 @@ inline Kind kind_of(cp_t c) {
 // match's second character, never a space, so each space is a place where a match may
 // start; the second may consume the space after a word, where none of its matches can
 // start. So each rule does to a word on the line what it does to " word " alone.
-void split_word(const cp_t* w, size_t n, Scratch13a& scratch, Tokens& out) {
+//
+// The rules only insert spaces, so the tokens of a word are runs of its characters, in
+// order: this adds their ends to `ends`, counted from `first`, where the word's first
+// character is.
+void split_word(const cp_t* w, size_t n, Scratch13a& scratch, size_t first,
+                std::vector<uint32_t>& ends) {
     std::vector<cp_t>& a = scratch.a;
     std::vector<cp_t>& b = scratch.b;
     a.assign(1, ' ');
@@ -157,13 +162,17 @@ void split_word(const cp_t* w, size_t n, Scratch13a& scratch, Tokens& out) {
         }
         a.swap(b);
     }
-    split_whitespace(a.data(), a.size(), out);
-}
-
-// Appends one token to `out` (a few characters: a loop, not a call of memmove).
-inline void add_token(const cp_t* s, size_t n, Tokens& out) {
-    for (size_t i = 0; i < n; ++i) out.chars.push_back(s[i]);
-    out.ends.push_back(static_cast<uint32_t>(out.chars.size()));
+    size_t end = first;
+    bool in_token = false;  // " word " ends with a space, which ends the last token
+    for (cp_t c : a) {
+        if (c != ' ') {
+            ++end;
+            in_token = true;
+        } else if (in_token) {
+            ends.push_back(static_cast<uint32_t>(end));
+            in_token = false;
+        }
+    }
 }
 
 }  // namespace
@@ -203,27 +212,35 @@ void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
         s = b.data();
         n = b.size();
     }
-    out.chars.reserve(out.chars.size() + n);  // no token adds characters
     // TokenizerRegexp's first rule spaces a class of ASCII punctuation (the space
     // itself included) wherever it occurs: each is a token, and so is each word
-    // between them and the whitespace, unless split_word splits it further.
+    // between them and the whitespace, unless split_word splits it further. No rule
+    // drops or adds a character but whitespace, so the tokens' characters are the
+    // line's, but whitespace, in order: written through a pointer.
+    size_t written = out.chars.size();
+    out.chars.resize(written + n);
+    cp_t* const chars = out.chars.data();
     for (size_t i = 0; i < n;) {
         const Kind kind = kind_of(s[i]);
         if (kind == SPACE) {
             ++i;
         } else if (kind == OF_THE_CLASS) {
-            add_token(s + i++, 1, out);
+            chars[written++] = s[i++];
+            out.ends.push_back(static_cast<uint32_t>(written));
         } else {
-            const size_t begin = i;
+            const size_t begin = i, word = written;
             bool split = false;
-            for (Kind in; i < n && (in = kind_of(s[i])) >= IN_A_WORD; ++i)
+            for (Kind in; i < n && (in = kind_of(s[i])) >= IN_A_WORD; ++i) {
                 split |= in == MAY_SPLIT;
+                chars[written++] = s[i];
+            }
             if (split)
-                split_word(s + begin, i - begin, scratch, out);
+                split_word(s + begin, i - begin, scratch, word, out.ends);
             else
-                add_token(s + begin, i - begin, out);
+                out.ends.push_back(static_cast<uint32_t>(written));
         }
     }
+    out.chars.resize(written);
 }
 
 uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {
