@@ -122,12 +122,12 @@ def test_the_entry_point_starts_evaluators_before_importing_numpy_or_click():
 def test_a_plain_corpus_score_imports_nothing_it_does_not_use():
     """A corpus score of text files is timed as a whole process: it leaves out what
     only JSON Lines (msgspec), resampling (threads, threadpoolctl), file outputs
-    (secrets) or the report need."""
+    (secrets), the report or -e commands (shutil) need."""
     probe = ("import runpy, sys; sys.argv = ['evalproto', 'corpus-score', *sys.argv[1:]]\n"
              "try:\n    runpy.run_module('evalproto', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
              "unused = ('msgspec', 'concurrent.futures', 'threadpoolctl', 'secrets', "
-             "'matplotlib', 'evalproto.reports.html')\n"
+             "'matplotlib', 'evalproto.reports.html', 'shutil')\n"
              "print([name for name in unused if name in sys.modules], file=sys.stderr)")
     completed = subprocess.run([sys.executable, "-c", probe, *DE_EN_REFS, DE_EN_HYP],
                                capture_output=True, text=True, timeout=120)
