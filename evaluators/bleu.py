@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections import Counter
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
@@ -218,7 +218,7 @@ class BLEU(CountsEvaluator):
             return []
         count_endings = getattr(hyps, "count_endings", None)
         tokenized = (count_endings(" .") if count_endings
-                     else sum(hyp.endswith(" .") for hyp in hyps))
+                     else sum(map(str.endswith, hyps, repeat(" ."))))
         if tokenized < TOKENIZED_LINES:
             return []
         return [f"{tokenized} of {len(hyps)} lines end in a tokenized period (' .'): it "

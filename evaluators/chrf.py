@@ -94,6 +94,20 @@ class CHRF(CountsEvaluator):
             return per_reference[0]
         return per_reference[int(np.argmax(self.f_scores(np.array(per_reference))))]
 
+    def stats_columns(self, refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]
+                      ) -> np.ndarray:
+        """By the compiled kernel straight from the texts where it takes them as they are
+        (not lowercased); otherwise, and for texts it refuses (stats_many then says which
+        item and why), as the items."""
+        if pure_python() or self.lowercase:
+            return super().stats_columns(refs, hyps)
+        try:
+            rows = kernels().chrf_columns(refs, hyps, self.char_order, self.word_order,
+                                          self.beta, self.whitespace, self.eps_smoothing)
+        except (TypeError, ValueError):
+            return super().stats_columns(refs, hyps)
+        return as_rows(rows, len(self.stat_names))
+
     def stats_batch(self, items: Sequence[Item]) -> np.ndarray:
         """`stats` of many items: by the compiled kernel, or, with
         EVALPROTO_PURE_PYTHON=1, counted together with numpy (see bulk_ngrams)."""

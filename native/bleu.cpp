@@ -67,7 +67,10 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
         if (s == begin || !same_references(batch, s)) {
             ref_ids.clear();
             ref_ends.clear();
-            interner.reset(0);
+            size_t characters = 0;
+            for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r)
+                characters += batch.refs[r].length;
+            interner.reset(characters / 4);  // a guess at the words; it grows if need be
             size_t ngrams = 0;
             for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r) {
                 text.clear();
@@ -92,14 +95,8 @@ void bleu_rows(const Batch<TextRef>& batch, int max_order, Tokenizer tokenizer, 
         for (size_t t = 0; t < hyp_len; ++t)
             ids[t] = interner.find(tokens.begin_of(t), tokens.length_of(t));
         std::fill(correct.begin(), correct.end(), 0);
-        const int32_t stamp = -2 - static_cast<int32_t>(s);  // not a reference's number
-        table.visit(ids.data(), ids.size(), max_order, [&](PrefixTable::Entry& e) {
-            if (e.last_ref != stamp) {
-                e.last_ref = stamp;
-                e.hyp_count = 0;
-            }
-            if (++e.hyp_count <= e.best) ++correct[e.order - 1];
-        });
+        table.visit(ids.data(), ids.size(), max_order, -2 - static_cast<int32_t>(s),
+                    correct.data());  // -2 - s: not a reference's number
         // The closest reference length, the shorter of two equally close.
         long long closest = -1, closest_diff = -1;
         for (size_t r = 0, begin = 0; r < ref_ends.size(); begin = ref_ends[r++]) {

@@ -49,9 +49,17 @@ void words_of(const std::vector<cp_t>& text, Tokens& words, Tokens& out) {
 // The characters chrF counts: all of them with `whitespace`, else those that
 // ''.join(text.split()) keeps.
 void characters_of(const std::vector<cp_t>& text, bool whitespace, std::vector<cp_t>& out) {
-    out.clear();
-    for (cp_t c : text)
-        if (whitespace || !is_space(c)) out.push_back(c);
+    if (whitespace) {
+        out = text;
+        return;
+    }
+    out.resize(text.size());  // room for all: written through a pointer, without a check each
+    cp_t* to = out.data();
+    for (cp_t c : text) {
+        *to = c;
+        to += !is_space(c);
+    }
+    out.resize(static_cast<size_t>(to - out.data()));
 }
 
 // sacrebleu's CHRF._compute_f_score, with its float operations in its order: the
@@ -101,6 +109,7 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
     PrefixTable char_table, word_table;
     std::vector<uint32_t> ids;
     std::vector<double> stats(width), best_stats(width);
+    std::vector<long long> matches(static_cast<size_t>(orders));
     for (size_t s = begin; s < end; ++s) {
         text.clear();
         append_code_points(batch.hyps[s], text);
@@ -120,30 +129,21 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
         double best_f = -1.0;
         for (size_t r = batch.ref_start[s]; r < batch.ref_start[s + 1]; ++r) {
             const int32_t ref_number = static_cast<int32_t>(r);
-            std::fill(stats.begin(), stats.end(), 0.0);
-            // Matches go into stats[3 * (order - 1) + 2], orders of words after those
-            // of characters.
-            auto count_into = [&](int first_order) {
-                return [&stats, ref_number, first_order](PrefixTable::Entry& e) {
-                    if (e.last_ref != ref_number) {
-                        e.last_ref = ref_number;
-                        e.ref_count = 0;
-                    }
-                    if (++e.ref_count <= e.hyp_count)
-                        stats[3 * (first_order + e.order - 1) + 2] += 1.0;
-                };
-            };
+            // Matches per order, orders of words after those of characters: counted as
+            // integers, stored in the row once the reference is done.
+            std::fill(matches.begin(), matches.end(), 0);
             text.clear();
             append_code_points(batch.refs[r], text);
             if (C) {
                 characters_of(text, options.whitespace, chars);
-                char_table.visit(chars.data(), chars.size(), C, count_into(0));
+                char_table.visit(chars.data(), chars.size(), C, ref_number, matches.data());
                 for (int n = 1; n <= C; ++n) {
                     long long ref_total = ngrams_in(chars.size(), n);
                     // sacrebleu counts no hypothesis n-grams of an order the
                     // reference has none of.
                     stats[3 * (n - 1)] = ref_total ? static_cast<double>(ngrams_in(hyp_chars, n)) : 0.0;
                     stats[3 * (n - 1) + 1] = static_cast<double>(ref_total);
+                    stats[3 * (n - 1) + 2] = static_cast<double>(matches[n - 1]);
                 }
             }
             if (W) {
@@ -151,11 +151,12 @@ void chrf_rows(const Batch<TextRef>& batch, const ChrfOptions& options, double* 
                 ids.resize(words.size());
                 for (size_t t = 0; t < words.size(); ++t)
                     ids[t] = interner.find(words.begin_of(t), words.length_of(t));
-                word_table.visit(ids.data(), ids.size(), W, count_into(C));
+                word_table.visit(ids.data(), ids.size(), W, ref_number, matches.data() + C);
                 for (int n = 1; n <= W; ++n) {
                     long long ref_total = ngrams_in(words.size(), n);
                     stats[3 * (C + n - 1)] = ref_total ? static_cast<double>(ngrams_in(hyp_words, n)) : 0.0;
                     stats[3 * (C + n - 1) + 1] = static_cast<double>(ref_total);
+                    stats[3 * (C + n - 1) + 2] = static_cast<double>(matches[C + n - 1]);
                 }
             }
             // sacrebleu keeps the first reference whose F beats all earlier ones (F is

@@ -258,18 +258,26 @@ PyObject* new_doubles(size_t count, double*& out) {
     return result;
 }
 
+// Blocks of rows per thread in run_kernel: enough that a thread the system holds back
+// (the machine shared with other work) leaves its blocks to the others, few enough that
+// each block's start (its buffers, BLEU's first reference table) costs nothing much.
+constexpr size_t BLOCKS_PER_THREAD = 8;
+
 // Runs `kernel(out, begin, end)` without the GIL into a new bytearray of rows x width
-// doubles, the rows split into contiguous ranges on kernel_threads(rows) threads (each
-// row is computed alone, so the split changes no number), turning C++ exceptions into
-// Python ones.
+// doubles, on kernel_threads(rows) threads that each take the next block of contiguous
+// rows as they finish one (each row is computed alone, so the split changes no
+// number), turning C++ exceptions into Python ones.
 template <class Kernel>
 PyObject* run_kernel(size_t rows, size_t width, Kernel kernel) {
     double* out = nullptr;
     PyObject* result = new_doubles(rows * width, out);
     if (!result) return nullptr;
     const size_t parts = kernel_threads(rows);
-    if (!run_parts(parts, [&](size_t part) {
-            kernel(out, rows * part / parts, rows * (part + 1) / parts);
+    const size_t blocks = parts == 1 ? 1 : parts * BLOCKS_PER_THREAD;
+    std::atomic<size_t> next_block{0};
+    if (!run_parts(parts, [&](size_t) {
+            for (size_t b; (b = next_block++) < blocks;)
+                kernel(out, rows * b / blocks, rows * (b + 1) / blocks);
         })) {
         Py_DECREF(result);
         return nullptr;
@@ -453,25 +461,38 @@ bool chrf_options(int whitespace, int eps_smoothing, evalproto::ChrfOptions& opt
     return true;
 }
 
-PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
-    static const char* keywords[] = {"hyps", "refs", "char_order", "word_order", "beta",
-                                     "whitespace", "eps_smoothing", nullptr};
-    PyObject *hyps, *refs;
+// chrF's rows of the batch that `gather` reads from the call's first two arguments,
+// named `first` and `second` (chrf_rows: hyps and refs; chrf_columns: refs and hyps).
+template <class Gather>
+PyObject* chrf_batch(PyObject* args, PyObject* kwargs, const char* format, const char* first,
+                     const char* second, Gather gather) {
+    const char* keywords[] = {first, second, "char_order", "word_order", "beta",
+                              "whitespace", "eps_smoothing", nullptr};
+    PyObject *first_arg, *second_arg;
     evalproto::ChrfOptions options;
     int whitespace, eps_smoothing;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOiiLpp:chrf_rows", const_cast<char**>(keywords),
-                                     &hyps, &refs, &options.char_order, &options.word_order,
-                                     &options.beta, &whitespace, &eps_smoothing))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, const_cast<char**>(keywords),
+                                     &first_arg, &second_arg, &options.char_order,
+                                     &options.word_order, &options.beta, &whitespace,
+                                     &eps_smoothing))
         return nullptr;
     if (!chrf_options(whitespace, eps_smoothing, options)) return nullptr;
     References held;
     Batch<TextRef> batch;
-    if (!gather_texts(hyps, refs, held, batch)) return nullptr;
+    if (!gather(first_arg, second_arg, held, batch)) return nullptr;
     const size_t width = 3 * static_cast<size_t>(options.char_order + options.word_order);
     return run_kernel(batch.segments(), width,
                       [&](double* out, size_t begin, size_t end) {
                           evalproto::chrf_rows(batch, options, out, begin, end);
                       });
+}
+
+PyObject* chrf_rows(PyObject*, PyObject* args, PyObject* kwargs) {
+    return chrf_batch(args, kwargs, "OOiiLpp:chrf_rows", "hyps", "refs", gather_texts);
+}
+
+PyObject* chrf_columns(PyObject*, PyObject* args, PyObject* kwargs) {
+    return chrf_batch(args, kwargs, "OOiiLpp:chrf_columns", "refs", "hyps", gather_columns);
 }
 
 PyObject* chrf_pairwise(PyObject*, PyObject* args, PyObject* kwargs) {
@@ -647,6 +668,11 @@ PyMethodDef methods[] = {
      "chrf_rows(hyps, refs, char_order, word_order, beta, whitespace, eps_smoothing)\n"
      "-> bytearray\n\nchrF statistics per segment, float64 rows of [hyp, ref, match] per\n"
      "character order then per word order, of the reference with the best F."},
+    {"chrf_columns", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_columns)),
+     METH_VARARGS | METH_KEYWORDS,
+     "chrf_columns(refs, hyps, char_order, word_order, beta, whitespace, eps_smoothing)\n"
+     "-> bytearray\n\nchrf_rows of every system's item of each segment, segment by segment:\n"
+     "refs[i] lists segment i's references, hyps[j][i] is its hypothesis of system j."},
     {"chrf_pairwise",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(chrf_pairwise)),
      METH_VARARGS | METH_KEYWORDS,

@@ -79,117 +79,168 @@ inline bool spaced_by_first_rule(cp_t c) {
 
 inline bool period_or_comma(cp_t c) { return c == '.' || c == ','; }
 
-}  // namespace
+// What a character is to the line's words once the first rule has spaced its class: a
+// space, a token of its own (of the class), or part of a word (a run of neither, between
+// spaces on that line), which only a period, a comma or a dash may split further.
+enum Kind : uint8_t { SPACE, OF_THE_CLASS, IN_A_WORD, MAY_SPLIT };
 
-void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
-    // sacrebleu tokenizes line.rstrip(); rstrip() strips what split() splits on.
-    while (n > 0 && is_space(s[n - 1])) --n;
+// The kinds of ASCII characters, looked up: a line's characters are mostly ASCII.
+struct AsciiKinds {
+    Kind of[128];
+    AsciiKinds() {
+        for (cp_t c = 0; c < 128; ++c)
+            of[c] = is_space(c)                       ? SPACE
+                    : spaced_by_first_rule(c)          ? OF_THE_CLASS
+                    : period_or_comma(c) || c == '-'   ? MAY_SPLIT
+                                                       : IN_A_WORD;
+    }
+};
+const AsciiKinds ascii_kinds;
+
+inline Kind kind_of(cp_t c) {
+    return c < 128 ? ascii_kinds.of[c] : is_space(c) ? SPACE : IN_A_WORD;
+}
+
+// The tokens of one such word, w[0, n), by the last three 13a rules. Each rule only
+// inserts spaces, next to the two characters of each match, and a match reaches out of a
+// word only to the space on either side of it (as [^0-9]), which " word " has too. Nor do
+// the scans differ: the first and third rules consume a period, comma or dash as a
+// match's second character, never a space, so each space is a place where a match may
+// start; the second may consume the space after a word, where none of its matches can
+// start. So each rule does to a word on the line what it does to " word " alone.
+//
+// The rules only insert spaces, so the tokens of a word are runs of its characters, in
+// order: this adds their ends to `ends`, counted from `first`, where the word's first
+// character is.
+void split_word(const cp_t* w, size_t n, Scratch13a& scratch, size_t first,
+                std::vector<uint32_t>& ends) {
     std::vector<cp_t>& a = scratch.a;
     std::vector<cp_t>& b = scratch.b;
-    // A pass is skipped when the line lacks the characters it rewrites: then it is
-    // the identity. No pass adds characters that an earlier skip looked for.
-    bool angle = false, newline = false, ampersand = false, period = false, dash = false;
+    a.assign(1, ' ');
+    a.insert(a.end(), w, w + n);
+    a.push_back(' ');
+    bool period = false, dash = false;
     for (size_t i = 0; i < n; ++i) {
-        const cp_t c = s[i];
-        angle |= c == '<';
-        newline |= c == '\n';
-        ampersand |= c == '&';
-        period |= c == '.' || c == ',';
-        dash |= c == '-';
+        period |= period_or_comma(w[i]);
+        dash |= w[i] == '-';
     }
-    b.assign(s, s + n);
-    // Tokenizer13a's string replacements, each a full pass over the previous result,
-    // in its order (so "&amp;lt;" becomes "<", but "&amp;quot;" stays "&quot;").
-    if (angle) {
-        replace_all(b, "<skipped>", "", a);
-        a.swap(b);
-    }
-    if (newline) {
-        replace_all(b, "-\n", "", a);
-        replace_all(a, "\n", " ", b);
-    }
-    if (ampersand) {
-        replace_all(b, "&quot;", "\"", a);
-        replace_all(a, "&amp;", "&", b);
-        replace_all(b, "&lt;", "<", a);
-        replace_all(a, "&gt;", ">", b);
-    }
-    // TokenizerRegexp gets f' {line} '; its first rule spaces a class of ASCII
-    // punctuation (the space itself included) wherever it occurs. Each pass writes into
-    // a buffer sized for its longest result, through a pointer.
-    a.resize(3 * b.size() + 2);
-    cp_t* to = a.data();
-    *to++ = ' ';
-    for (cp_t c : b) {
-        if (spaced_by_first_rule(c)) {
-            to[0] = ' ';
-            to[1] = c;
-            to[2] = ' ';
-            to += 3;
-        } else {
-            *to++ = c;
-        }
-    }
-    *to++ = ' ';
-    a.resize(static_cast<size_t>(to - a.data()));
     // The next three rules match two characters each; re.sub takes the leftmost
     // match, then goes on after it, so a character consumed as the second of a match
     // cannot start the next one. [^0-9] is any code point but an ASCII digit.
     if (period) {
         // r'([^0-9])([\.,])' -> r'\1 \2 '
-        b.resize(2 * a.size());
-        to = b.data();
+        b.clear();
         for (size_t i = 0; i < a.size();) {
             if (i + 1 < a.size() && !is_ascii_digit(a[i]) && period_or_comma(a[i + 1])) {
-                to[0] = a[i];
-                to[1] = ' ';
-                to[2] = a[i + 1];
-                to[3] = ' ';
-                to += 4;
+                b.insert(b.end(), {a[i], ' ', a[i + 1], ' '});
                 i += 2;
             } else {
-                *to++ = a[i++];
+                b.push_back(a[i++]);
             }
         }
-        b.resize(static_cast<size_t>(to - b.data()));
         // r'([\.,])([^0-9])' -> r' \1 \2'
-        a.resize(2 * b.size());
-        to = a.data();
+        a.clear();
         for (size_t i = 0; i < b.size();) {
             if (i + 1 < b.size() && period_or_comma(b[i]) && !is_ascii_digit(b[i + 1])) {
-                to[0] = ' ';
-                to[1] = b[i];
-                to[2] = ' ';
-                to[3] = b[i + 1];
-                to += 4;
+                a.insert(a.end(), {' ', b[i], ' ', b[i + 1]});
                 i += 2;
             } else {
-                *to++ = b[i++];
+                a.push_back(b[i++]);
             }
         }
-        a.resize(static_cast<size_t>(to - a.data()));
     }
     if (dash) {
         // r'([0-9])(-)' -> r'\1 \2 '
-        b.resize(2 * a.size());
-        to = b.data();
+        b.clear();
         for (size_t i = 0; i < a.size();) {
             if (i + 1 < a.size() && is_ascii_digit(a[i]) && a[i + 1] == '-') {
-                to[0] = a[i];
-                to[1] = ' ';
-                to[2] = '-';
-                to[3] = ' ';
-                to += 4;
+                b.insert(b.end(), {a[i], ' ', '-', ' '});
                 i += 2;
             } else {
-                *to++ = a[i++];
+                b.push_back(a[i++]);
             }
         }
-        b.resize(static_cast<size_t>(to - b.data()));
         a.swap(b);
     }
-    // ' '.join(line.split()), then BLEU's own split(): the words of line.split().
-    split_whitespace(a.data(), a.size(), out);
+    size_t end = first;
+    bool in_token = false;  // " word " ends with a space, which ends the last token
+    for (cp_t c : a) {
+        if (c != ' ') {
+            ++end;
+            in_token = true;
+        } else if (in_token) {
+            ends.push_back(static_cast<uint32_t>(end));
+            in_token = false;
+        }
+    }
+}
+
+}  // namespace
+
+void tokenize_13a(const cp_t* s, size_t n, Scratch13a& scratch, Tokens& out) {
+    // sacrebleu tokenizes line.rstrip(); rstrip() strips what split() splits on.
+    while (n > 0 && is_space(s[n - 1])) --n;
+    bool angle = false, newline = false, ampersand = false;
+    for (size_t i = 0; i < n; ++i) {
+        const cp_t c = s[i];
+        angle |= c == '<';
+        newline |= c == '\n';
+        ampersand |= c == '&';
+    }
+    if (angle || newline || ampersand) {
+        // Tokenizer13a's string replacements, each a full pass over the previous
+        // result, in its order (so "&amp;lt;" becomes "<", but "&amp;quot;" stays
+        // "&quot;"). A pass is skipped when the line lacks the characters it rewrites:
+        // then it is the identity. No pass adds characters that an earlier skip looked for.
+        std::vector<cp_t>& a = scratch.a;
+        std::vector<cp_t>& b = scratch.line;
+        b.assign(s, s + n);
+        if (angle) {
+            replace_all(b, "<skipped>", "", a);
+            a.swap(b);
+        }
+        if (newline) {
+            replace_all(b, "-\n", "", a);
+            replace_all(a, "\n", " ", b);
+        }
+        if (ampersand) {
+            replace_all(b, "&quot;", "\"", a);
+            replace_all(a, "&amp;", "&", b);
+            replace_all(b, "&lt;", "<", a);
+            replace_all(a, "&gt;", ">", b);
+        }
+        s = b.data();
+        n = b.size();
+    }
+    // TokenizerRegexp's first rule spaces a class of ASCII punctuation (the space
+    // itself included) wherever it occurs: each is a token, and so is each word
+    // between them and the whitespace, unless split_word splits it further. No rule
+    // drops or adds a character but whitespace, so the tokens' characters are the
+    // line's, but whitespace, in order: written through a pointer.
+    size_t written = out.chars.size();
+    out.chars.resize(written + n);
+    cp_t* const chars = out.chars.data();
+    for (size_t i = 0; i < n;) {
+        const Kind kind = kind_of(s[i]);
+        if (kind == SPACE) {
+            ++i;
+        } else if (kind == OF_THE_CLASS) {
+            chars[written++] = s[i++];
+            out.ends.push_back(static_cast<uint32_t>(written));
+        } else {
+            const size_t begin = i, word = written;
+            bool split = false;
+            for (Kind in; i < n && (in = kind_of(s[i])) >= IN_A_WORD; ++i) {
+                split |= in == MAY_SPLIT;
+                chars[written++] = s[i];
+            }
+            if (split)
+                split_word(s + begin, i - begin, scratch, word, out.ends);
+            else
+                out.ends.push_back(static_cast<uint32_t>(written));
+        }
+    }
+    out.chars.resize(written);
 }
 
 uint32_t Interner::lookup(const cp_t* s, size_t n, bool insert) {

@@ -67,7 +67,7 @@ void split_whitespace(const cp_t* s, size_t n, Tokens& out);
 
 // Scratch buffers for the 13a tokenizer, kept between segments.
 struct Scratch13a {
-    std::vector<cp_t> a, b;
+    std::vector<cp_t> line, a, b;
 };
 
 // The tokens of sacrebleu's Tokenizer13a()(line.rstrip()).split().
@@ -146,88 +146,90 @@ class Interner {
     std::vector<cp_t> chars_;
 };
 
-// The n-grams (orders 1..max_order) of one hypothesis (chrF) or of one segment's
-// references (BLEU) with their counts; the other side's n-grams are then streamed
-// through `visit`, which calls back for each occurrence the table holds. An n-gram is
-// its (n-1)-gram prefix's entry and its last symbol: one 64-bit key, held in the slot
-// itself, so that a probe compares two integers, and an n-gram whose prefix is absent
-// is absent too (each start stops at its first miss). The table keeps its memory from
-// segment to segment and tells the current segment's slots by a stamp: nothing is
-// cleared.
+// The n-grams (orders 1..max_order) of one side of a segment, each with a limit: its
+// occurrences in a hypothesis (chrF, `build`), or its most occurrences in any one of a
+// segment's references (BLEU, `add`). The other side is then streamed through `visit`:
+// the k-th occurrence of an n-gram in it matches exactly when k <= the limit, so the
+// matches of an order add up to the sum over n-grams of min(their counts on each side),
+// which is what both metrics clip to.
+//
+// An n-gram is its (n-1)-gram prefix's slot and its last symbol: one 64-bit key, so that
+// a probe compares two integers, and an n-gram whose prefix is absent is absent too
+// (each start stops at its first miss). A slot holds its n-gram's counts itself (one
+// memory access a probe). The table keeps its memory from segment to segment and tells
+// the current segment's slots by a stamp: nothing is cleared.
 class PrefixTable {
   public:
-    struct Entry {
-        uint32_t order;
-        int32_t hyp_count;
-        int32_t last_ref;   // the reference `ref_count` counts for
-        int32_t ref_count;  // occurrences so far in reference last_ref
-        int32_t best;       // for BLEU: max over references of their count
-    };
-
-    // The n-grams (orders 1..max_order) of s[0, n), counted.
+    // The n-grams (orders 1..max_order) of s[0, n), each limited by its count.
     void build(const uint32_t* s, size_t n, int max_order) {
         const size_t orders = static_cast<size_t>(max_order);
         clear(n * (orders < n ? orders : n));
-        insert(s, n, max_order, [](Entry& entry) { ++entry.hyp_count; });
+        insert(s, n, max_order, [](Slot& slot) { ++slot.limit; });
     }
 
-    // A table of the n-grams of several sequences instead: `clear` for room for `expected` n-grams, then `add` each sequence (numbered 0, 1, ...);
-    // an entry's `best` is its most occurrences in any one sequence.
+    // A table of the n-grams of several sequences instead: `clear` for room for
+    // `expected` n-grams, then `add` each sequence (numbered 0, 1, ...); an n-gram's
+    // limit is its most occurrences in any one sequence.
     void clear(size_t expected) { reset(expected); }
     void add(const uint32_t* s, size_t n, int max_order, int32_t sequence) {
-        insert(s, n, max_order, [sequence](Entry& entry) {
-            if (entry.last_ref != sequence) {
-                entry.last_ref = sequence;
-                entry.ref_count = 0;
-            }
-            if (++entry.ref_count > entry.best) entry.best = entry.ref_count;
+        insert(s, n, max_order, [sequence](Slot& slot) {
+            if (++seen_in(slot, sequence) > slot.limit) slot.limit = slot.seen;
         });
     }
 
-    // For each n-gram occurrence in s[0, n) (orders up to max_order) that the table
-    // holds, calls f(entry); a start stops at its first n-gram the table lacks.
-    template <class F>
-    void visit(const uint32_t* s, size_t n, int max_order, F f) {
+    // Adds to matches[order - 1] the occurrences of n-grams in s[0, n) (orders up to
+    // max_order) that are within their limits. `sequence` tells this sequence's counts
+    // from earlier ones': a number that neither `add` nor the last `visit` took.
+    void visit(const uint32_t* s, size_t n, int max_order, int32_t sequence,
+               long long* matches) {
         const size_t orders = static_cast<size_t>(max_order);
         for (size_t i = 0; i < n; ++i) {
             const size_t longest = n - i < orders ? n - i : orders;
-            uint32_t prefix = 0;
+            uint64_t prefix = 0;
             for (size_t order = 1; order <= longest; ++order) {
-                const Slot* slot = probe((static_cast<uint64_t>(prefix) << 32) | s[i + order - 1]);
+                Slot* slot = probe((prefix << 32) | s[i + order - 1]);
                 if (slot->stamp != stamp_) break;
-                f(entries_[slot->id]);
-                prefix = slot->id + 1;
+                matches[order - 1] += ++seen_in(*slot, sequence) <= slot->limit;
+                prefix = static_cast<uint64_t>(slot - slots_.data()) + 1;
             }
         }
     }
 
   private:
-    // Appends each n-gram occurrence of s[0, n) and calls count(entry) for it, the entry
-    // new (all counts 0) at its first occurrence.
+    struct Slot {
+        uint64_t key;
+        uint32_t stamp;
+        int32_t limit;
+        int32_t last;  // the sequence `seen` counts occurrences in
+        int32_t seen;
+    };
+
+    // The slot's count of occurrences in `sequence`, restarted when it was another's.
+    static int32_t& seen_in(Slot& slot, int32_t sequence) {
+        if (slot.last != sequence) {
+            slot.last = sequence;
+            slot.seen = 0;
+        }
+        return slot.seen;
+    }
+
+    // Each n-gram occurrence of s[0, n) gets its slot (new, with no counts, at its first
+    // occurrence) and count(slot).
     template <class Count>
     void insert(const uint32_t* s, size_t n, int max_order, Count count) {
         const size_t orders = static_cast<size_t>(max_order);
         for (size_t i = 0; i < n; ++i) {
             const size_t longest = n - i < orders ? n - i : orders;
-            uint32_t prefix = 0;
+            uint64_t prefix = 0;
             for (size_t order = 1; order <= longest; ++order) {
-                const uint64_t key = (static_cast<uint64_t>(prefix) << 32) | s[i + order - 1];
+                const uint64_t key = (prefix << 32) | s[i + order - 1];
                 Slot* slot = probe(key);
-                if (slot->stamp != stamp_) {
-                    *slot = {key, static_cast<uint32_t>(entries_.size()), stamp_};
-                    entries_.push_back({static_cast<uint32_t>(order), 0, -1, 0, 0});
-                }
-                count(entries_[slot->id]);
-                prefix = slot->id + 1;
+                if (slot->stamp != stamp_) *slot = {key, stamp_, 0, -1, 0};
+                count(*slot);
+                prefix = static_cast<uint64_t>(slot - slots_.data()) + 1;
             }
         }
     }
-
-    struct Slot {
-        uint64_t key;
-        uint32_t id;
-        uint32_t stamp;
-    };
 
     void reset(size_t entries) {
         size_t capacity = 16;
@@ -236,12 +238,11 @@ class PrefixTable {
             capacity <<= 1;
             ++bits;
         }
-        if (slots_.size() < capacity) slots_.resize(capacity, Slot{0, 0, 0});
+        if (slots_.size() < capacity) slots_.resize(capacity, Slot{0, 0, 0, -1, 0});
         mask_ = capacity - 1;
         shift_ = 64 - bits;
-        entries_.clear();
         if (++stamp_ == 0) {  // after 2^32 segments: every stamp could be current
-            std::fill(slots_.begin(), slots_.end(), Slot{0, 0, 0});
+            std::fill(slots_.begin(), slots_.end(), Slot{0, 0, 0, -1, 0});
             stamp_ = 1;
         }
     }
@@ -257,7 +258,6 @@ class PrefixTable {
     }
 
     std::vector<Slot> slots_;
-    std::vector<Entry> entries_;
     size_t mask_ = 0;
     int shift_ = 60;
     uint32_t stamp_ = 0;

@@ -2,6 +2,7 @@
 mistakes a caller makes (a string where a list belongs, sacrebleu's layout passed as
 refs, unknown options): each is a TypeError or ValueError that says what was expected."""
 
+import collections
 import doctest
 import inspect
 import json
@@ -37,6 +38,21 @@ def test_corpus_scores_equal_sacrebleus_in_both_layouts(spec, options):
         assert str(score) == str(theirs)
         assert score.n == len(HYPS)
     assert score.signature.startswith("nrefs:2|")
+
+
+@pytest.mark.parametrize("spec", ["bleu", "chrf"])
+def test_references_per_segment_may_be_any_sequences(spec):
+    """Lists and tuples of references are scored as given, other sequences as lists of
+    their items: every form gives sacrebleu's score."""
+    hyps, refs = HYPS[:300], REFS[:300]
+    theirs = THEIRS[spec]().corpus_score(hyps, [stream[:300] for stream in STREAMS])
+    metric = evalproto.load(spec)
+    for given in (refs, tuple(tuple(segment) for segment in refs),
+                  [tuple(segment) if i % 2 else segment for i, segment in enumerate(refs)],
+                  [collections.UserList(segment) for segment in refs]):
+        score = metric.corpus_score(hyps, given)
+        assert (score.score, str(score), score.signature) == \
+            (theirs.score, str(theirs), metric.corpus_score(hyps, refs).signature)
 
 
 def test_options_as_keywords_and_as_words_are_the_same_metric():

@@ -1,6 +1,7 @@
 """The `evalproto` entry point starts -e evaluators before its slow imports, and a head
 start is either taken by the run that names the same command, or killed."""
 
+import gc
 import json
 import os
 import subprocess
@@ -20,7 +21,12 @@ from conftest import (
 
 from evalproto import EvaluatorProcess
 from evalproto.base import processes
-from evalproto.cli.launch import METRIC_FLAGS, head_start, option_values
+from evalproto.cli.launch import (
+    METRIC_FLAGS,
+    YOUNG_OBJECTS_PER_COLLECTION,
+    head_start,
+    option_values,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -116,17 +122,50 @@ def test_the_entry_point_starts_evaluators_before_importing_numpy_or_click():
 def test_a_plain_corpus_score_imports_nothing_it_does_not_use():
     """A corpus score of text files is timed as a whole process: it leaves out what
     only JSON Lines (msgspec), resampling (threads, threadpoolctl), file outputs
-    (secrets) or the report need."""
+    (secrets), the report or -e commands (shutil) need."""
     probe = ("import runpy, sys; sys.argv = ['evalproto', 'corpus-score', *sys.argv[1:]]\n"
              "try:\n    runpy.run_module('evalproto', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
              "unused = ('msgspec', 'concurrent.futures', 'threadpoolctl', 'secrets', "
-             "'matplotlib', 'evalproto.reports.html')\n"
+             "'matplotlib', 'evalproto.reports.html', 'shutil')\n"
              "print([name for name in unused if name in sys.modules], file=sys.stderr)")
     completed = subprocess.run([sys.executable, "-c", probe, *DE_EN_REFS, DE_EN_HYP],
                                capture_output=True, text=True, timeout=120)
     assert "BLEU" in completed.stdout, completed.stderr
     assert completed.stderr.strip().splitlines()[-1] == "[]", completed.stderr
+
+
+def after_the_command_starts(expression, environment=None):
+    """`expression` in a process where the `evalproto` entry point has run (--help)."""
+    probe = ("import gc, os, runpy, sys; sys.argv = ['evalproto', '--help']\n"
+             "try:\n    runpy.run_module('evalproto', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             f"print({expression}, file=sys.stderr)")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               env=environment, timeout=60)
+    return completed.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("given, expected", [(None, "20"), ("28", "28")])
+def test_blas_threads_spin_briefly_unless_the_environment_says_otherwise(given, expected):
+    """numpy's OpenBLAS threads would spin a tenth of a second of a CPU away from its
+    import on: the command sets a fraction of a millisecond before anything imports
+    numpy, for the evaluators it starts too; a user's own setting stays."""
+    environment = {name: value for name, value in os.environ.items()
+                   if name != "OPENBLAS_THREAD_TIMEOUT"}
+    if given is not None:
+        environment["OPENBLAS_THREAD_TIMEOUT"] = given
+    assert after_the_command_starts("os.environ.get('OPENBLAS_THREAD_TIMEOUT')",
+                                    environment) == expected
+
+
+def test_the_young_generation_is_collected_less_often_than_pythons_default():
+    """The start-up's long-lived objects are not walked every 700 allocations; the older
+    generations keep Python's thresholds."""
+    default = gc.get_threshold()
+    assert after_the_command_starts("gc.get_threshold()") == \
+        str((YOUNG_OBJECTS_PER_COLLECTION, *default[1:]))
+    assert YOUNG_OBJECTS_PER_COLLECTION > default[0]
 
 
 def test_a_failed_run_leaves_no_head_started_evaluator(tmp_path):

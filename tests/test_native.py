@@ -284,6 +284,18 @@ def test_13a_on_lines_where_its_steps_interact(line):
     assert _native.tokenize_13a(line) == Tokenizer13a()(line.rstrip())
 
 
+def test_13a_on_every_short_line_of_the_characters_its_rules_match():
+    """Every line of up to five characters among a letter, a digit, a period, a comma, a
+    dash, a parenthesis (of the first rule's class) and whitespace: where the rules'
+    matches meet and consume each other's characters, and where the kernel tokenizes a
+    word on its own."""
+    tokenize = Tokenizer13a()
+    lines = ["".join(chars) for length in range(6) for chars in product("a1.,-( \t\n",
+                                                                         repeat=length)]
+    assert [_native.tokenize_13a(line) for line in lines] == \
+        [tokenize(line.rstrip()) for line in lines]
+
+
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
@@ -719,22 +731,46 @@ def test_bleu_columns_are_the_rows_of_the_items(segments, tokenize, lowercase):
     assert np.array_equal(bleu.stats_columns(refs, columns).reshape(-1, 10), expected)
 
 
+@given(st.lists(st.tuples(st.lists(TEXTS, min_size=1, max_size=3),
+                          st.lists(TEXTS, min_size=2, max_size=2)), max_size=15),
+       st.sampled_from([(6, 0), (6, 2), (0, 2), (2, 1)]), st.booleans(), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_chrf_columns_are_the_rows_of_the_items(segments, orders, lowercase, whitespace):
+    """CHRF.stats_columns, by the kernel straight from the texts (or the items' way
+    when lowercasing), gives stats_many's rows of the items segment by segment, system
+    by system."""
+    refs = [segment_refs for segment_refs, _ in segments]
+    columns = [[hyps[j] for _, hyps in segments] for j in range(2)]
+    chrf = CHRF(char_order=orders[0], word_order=orders[1], lowercase=lowercase,
+                whitespace=whitespace)
+    width = len(chrf.stat_names)
+    items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs)
+             for column in columns]
+    expected = chrf.stats_many(items) if items else np.zeros((0, width))
+    assert np.array_equal(chrf.stats_columns(refs, columns).reshape(-1, width), expected)
+
+
+@pytest.mark.parametrize("metric", [BLEU, CHRF])
 @pytest.mark.parametrize("refs, columns, message", [
     ([["a"], ["b"]], [["a", 7]], r"segment 2: the hypothesis is of type int; expected str"),
     ([["a"], []], [["a", "b"]], r"segment 2: .*no reference"),
     ([["a"], "b"], [["a", "b"]], r"segment 2: .*"),
 ])
-def test_bleu_columns_refused_are_named_as_the_items_are(refs, columns, message):
-    bleu = BLEU()
+def test_columns_refused_are_named_as_the_items_are(metric, refs, columns, message):
+    evaluator = metric()
     items = [(segment_refs, column[i]) for i, segment_refs in enumerate(refs)
              for column in columns]
     with pytest.raises((TypeError, ValueError)) as by_items:
-        bleu.stats_many(items)
+        evaluator.stats_many(items)
     with pytest.raises(type(by_items.value), match=message) as by_columns:
-        bleu.stats_columns(refs, columns)
+        evaluator.stats_columns(refs, columns)
     assert str(by_columns.value) == str(by_items.value)
 
 
-def test_bleu_columns_of_columns_of_other_lengths_are_refused():
+@pytest.mark.parametrize("call", [
+    lambda refs, hyps: _native.bleu_columns(refs, hyps, 4, "13a"),
+    lambda refs, hyps: _native.chrf_columns(refs, hyps, 6, 0, 2, False, False),
+])
+def test_columns_of_columns_of_other_lengths_are_refused(call):
     with pytest.raises(ValueError, match=r"2 reference lists but 1 hypotheses in hyps\[1\]"):
-        _native.bleu_columns([["a"], ["b"]], [["a", "b"], ["a"]], 4, "13a")
+        call([["a"], ["b"]], [["a", "b"], ["a"]])

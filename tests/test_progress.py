@@ -65,9 +65,10 @@ def test_chunks_grow_while_the_evaluator_is_fast():
     refs = list(zip(*(read_lines(path) for path in DE_EN_REFS)))
     hyps = {"a": read_lines(DE_EN_HYP), "b": read_lines(DE_EN_HYP)[::-1]}
     rows = sources.corpus_rows(Watched(), refs, hyps)
-    # 300 items, doubling from FIRST_CHUNK_ITEMS; each chunk is sent while the one
-    # before is scored, so a size takes effect one chunk late
-    assert sizes == [50, 50, 100, 100]
+    # 300 items from FIRST_CHUNK_ITEMS, growing 8 times while a chunk takes a few
+    # milliseconds; each chunk is sent while the one before is scored, so a size takes
+    # effect one chunk late
+    assert sizes == [50, 50, 200]
     assert rows["a"].tolist() == BLEU().stats_many(list(zip(refs, hyps["a"]))).tolist()
 
 
@@ -99,6 +100,7 @@ def test_no_chunk_is_scored_once_corpus_rows_has_raised():
 
 @pytest.mark.parametrize("size, seconds, following", [
     (50, 0.1, 100), (1600, 0.1, 2000), (2000, 0.1, 2000),  # fast: double, up to the most
+    (50, 0.01, 400), (400, 0.01, 2000),  # a compiled kernel: 8 times
     (50, 1.0, 50),  # about right: keep
     (50, 3.0, 25), (1, 30.0, 1),  # slow: halve, down to one item
 ])

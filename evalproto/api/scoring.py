@@ -274,12 +274,15 @@ def _option_words(evaluator: Any, options: Mapping[str, Any]
     return words
 
 
+_REFERENCE_LISTS = {list, tuple}
+
+
 def segment_references(hyps: Sequence[str], refs: Optional[References],
-                       ref_streams: Optional[References]) -> List[List[str]]:
+                       ref_streams: Optional[References]) -> References:
     """One list of references per segment, from either layout, checked: a string where
     a list belongs, lists of other lengths than the hypotheses (K streams passed as
     `refs`, the usual slip) and both layouts at once are errors that say what was
-    expected."""
+    expected. The texts are checked where they are scored (evalproto.base.items)."""
     if isinstance(hyps, (str, bytes)) or not isinstance(hyps, Sequence):
         raise TypeError(f"hyps must be a list of hypothesis strings, got "
                         f"{type(hyps).__name__}")
@@ -308,7 +311,9 @@ def segment_references(hyps: Sequence[str], refs: Optional[References],
                 "ref_streams=." if streams else "")
         raise ValueError(f"refs has {len(refs)} entries but there are {len(hyps)} "
                          f"hypotheses: refs holds one list of references per segment.{hint}")
-    segments = []
+    if set(map(type, refs)) <= _REFERENCE_LISTS:  # the usual case: used as given, not copied
+        return refs
+    segments: List[Sequence[str]] = []
     for number, segment in enumerate(refs, 1):
         if isinstance(segment, (str, bytes)):
             raise TypeError(f"refs[{number - 1}] is of type {type(segment).__name__}; each "
@@ -325,7 +330,7 @@ def input_warnings(source: StatsSource, hyps: Sequence[str]) -> List[str]:
 
 def count_references(refs: References) -> Union[int, str]:
     """References per segment, or "var" when it varies, as sacrebleu writes it."""
-    counts = {len(segment) for segment in refs}
+    counts = set(map(len, refs))
     return counts.pop() if len(counts) == 1 else "var"
 
 

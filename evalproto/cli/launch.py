@@ -28,6 +28,21 @@ from typing import Any, Optional, Sequence
 from evalproto.cli import pipes
 from evalproto.cli.words import METRIC_FLAGS, option_values
 
+BLAS_SPIN_CYCLES = ("OPENBLAS_THREAD_TIMEOUT", "20")
+"""OpenBLAS's idle threads wait for work spinning, by default for 2**28 cycles (about a
+tenth of a second of a CPU, from numpy's import on, where no product is ever asked
+for): longer than a whole corpus-score, on a CPU its kernels and its -e evaluators
+want. The command sets 2**20 cycles (a fraction of a millisecond), for the processes
+it starts too, unless the environment says otherwise; BLAS keeps its threads, and
+every product its numbers."""
+
+YOUNG_OBJECTS_PER_COLLECTION = 10_000
+"""Python collects its youngest objects every 700 allocations by default. The command's
+start-up makes a few hundred thousand objects that live as long as it does (numpy's,
+click's, its own modules): collected every 700, they are walked again and again to
+find nothing, 5% of a whole corpus-score. Every 10,000 keeps a little more garbage a
+little longer."""
+
 _JOBS_FLAGS = ("-j", "--jobs")
 # The commands that run -e evaluators here; elsewhere (with --scheduler, or only
 # printing help) the head start would be wasted.
@@ -62,6 +77,7 @@ def main() -> None:
     """Run the `evalproto` command. Ctrl-C or SIGTERM at any moment, imports included,
     ends it with one "Aborted!" line and exit status 1: the first signal interrupts,
     and further ones are ignored while the run cleans up after itself."""
+    gc.set_threshold(YOUNG_OBJECTS_PER_COLLECTION, *gc.get_threshold()[1:])
     catch_signals()
     warnings.showwarning = _show_warning
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 is shown escaped
@@ -70,6 +86,7 @@ def main() -> None:
         from evalproto.base import processes
 
         atexit.register(processes.end_untaken)
+        os.environ.setdefault(*BLAS_SPIN_CYCLES)  # before numpy loads here or in a head start
         head_start(sys.argv[1:])
         from evalproto.cli.main import main as cli_main
 

@@ -7,7 +7,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 from functools import wraps
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -103,6 +102,8 @@ def metric_specs(ctx: click.Context, metrics: Sequence[str],
 def check_command(command: str) -> None:
     """An -e command that is no program but a built-in metric's name (`-e bleu`) is a
     usage error that points to -m."""
+    import shutil  # here: a run without -e needs none of it (nor bz2 and lzma, which it loads)
+
     try:
         program = shlex.split(command)[:1]
     except ValueError:

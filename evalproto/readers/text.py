@@ -423,7 +423,7 @@ class Corpus:
     """References per segment, the hypotheses of one or more systems, segment ids, and
     each segment's tags when the data has them."""
 
-    refs: Sequence[List[str]]
+    refs: Sequence[Sequence[str]]
     systems: Dict[str, Sequence[str]]
     ids: Sequence[str]
     tags: Optional[List[List[str]]] = None

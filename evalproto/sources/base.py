@@ -33,10 +33,13 @@ CHUNK_ITEMS = 2000
 """The most items sent to a source at a time, so that memory stays flat."""
 FIRST_CHUNK_ITEMS = 50
 CHUNK_SECONDS = 0.5
+FAST_GROWTH = 8
 """Chunks start at FIRST_CHUNK_ITEMS items and double while one takes less than
 CHUNK_SECONDS (and halve when one takes four times that), so that progress moves
 about twice a second with a slow evaluator too, and a fast one still gets batches
-large enough to count in bulk."""
+large enough to count in bulk: while a chunk takes less than CHUNK_SECONDS /
+(2 * FAST_GROWTH), as a compiled kernel's does, they grow FAST_GROWTH times at once
+(its first chunks would otherwise be too small to share among its threads)."""
 
 
 class StatsSource(Protocol):
@@ -272,6 +275,8 @@ def _edged_item(item: Tuple[Sequence[str], str]) -> bool:
 
 
 def _next_chunk_size(size: int, seconds: float) -> int:
+    if seconds < CHUNK_SECONDS / (2 * FAST_GROWTH):
+        return min(CHUNK_ITEMS, size * FAST_GROWTH)
     if seconds < CHUNK_SECONDS:
         return min(CHUNK_ITEMS, size * 2)
     if seconds > 4 * CHUNK_SECONDS:
