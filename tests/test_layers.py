@@ -154,16 +154,17 @@ def test_messages_below_the_command_line_name_parameters_not_options():
 
 
 SERVICE = [["errors"], ["names", "paths", "weights"], ["schema"], ["database", "migrations"],
-           ["store"], ["jobstore", "auth", "loaded", "workers", "cache", "client"],
+           ["results"], ["store"], ["jobstore", "auth", "loaded", "workers", "cache", "client"],
            ["standings", "measured"], ["deltas"], ["boards", "jobs"], ["exports", "dynaboard"],
            ["downloads", "snapshots"], ["context"],
-           ["actions", "deps", "views"], ["forms"], ["api", "pages"], ["app"], ["server"]]
+           ["actions", "deps", "views"], ["forms", "dynaviews"], ["api", "pages"], ["app"],
+           ["server"]]
 """The service's rooms, lowest first (ARCHITECTURE.md): the routes (api, pages) reach the
 service through its dependencies (deps), write through the actions and read through the
-boards (and exports), which alone use the queries (store, jobstore), which alone use the
+boards (and exports), which alone use the queries (store, results, jobstore), which alone use the
 schema and the database."""
 ROUTES = ("api", "pages")
-DATABASE = ("store", "jobstore", "schema", "database")
+DATABASE = ("store", "results", "jobstore", "schema", "database")
 
 
 def service_room(module: str) -> int:

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection, Engine, Row
 from evalproto.api.board import Standing, read_upload
 from evalproto.api.dynaboard import mean_delta
 from evalproto.base.numerals import plain_data
-from evalproto.service import store
+from evalproto.service import results, store
 from evalproto.service.cache import Kept
 from evalproto.service.database import iso_time, reading
 from evalproto.service.deltas import DELTA_METRICS, Deltas, delta_records
@@ -87,13 +87,13 @@ class Boards:
                ) -> Dict[int, Optional[float]]:
         """The corpus scores stored with these evaluations, each read once: an
         evaluation is never changed, and reading its score reads its rows (see
-        store.evaluations_of)."""
+        results.evaluations_of)."""
         with self._lock:
             found = {number: self._scores[number] for number in evaluation_ids
                      if number in self._scores}
         missing = [number for number in evaluation_ids if number not in found]
         if missing:
-            read = store.evaluation_scores(connection, missing)
+            read = results.evaluation_scores(connection, missing)
             with self._lock:
                 if len(self._scores) > KEPT_SCORES:
                     self._scores.clear()
@@ -129,7 +129,7 @@ class Boards:
             row = store.task(connection, check_name(name, "task"))
             record = task_record(row, store.task_metrics(connection, row.id),
                                  store.task_datasets(connection, row.id))
-            record["jobs"] = store.job_counts(connection, row.id)
+            record["jobs"] = results.job_counts(connection, row.id)
         return record
 
     def datasets(self, task: str) -> List[Dict[str, Any]]:
@@ -148,7 +148,7 @@ class Boards:
         """The task's jobs by state: queued, running, done, failed."""
         with reading(self.engine) as connection:
             row = store.task(connection, check_name(task, "task"))
-            return store.job_counts(connection, row.id)
+            return results.job_counts(connection, row.id)
 
     def dataset_text(self, connection: Connection, dataset: Row) -> DatasetText:
         """A dataset's ids, tags and reference count, read once."""
@@ -180,7 +180,7 @@ class Boards:
             found = ([store.dataset(connection, task.id, dataset_name)] if dataset_name
                      else store.task_datasets(connection, task.id))
             gathered = [self.gather(connection, dataset, metric_rows) for dataset in found]
-            counts = store.job_counts(connection, task.id)
+            counts = results.job_counts(connection, task.id)
             runs = any(row.command for row in store.task_models(connection, task.id))
             kinds = {row.kind for row in store.task_datasets(connection, task.id) if row.kind}
         records = [metric_record(row) for row in metric_rows]
@@ -215,10 +215,10 @@ class Boards:
         predictions = [row.predictions_id for row in current]
         return Gathered(
             dataset, self.dataset_text(connection, dataset), current,
-            store.job_states(connection, [row.id for row in current]),
-            {metric.id: store.evaluations_of(connection, dataset.id, predictions,
+            results.job_states(connection, [row.id for row in current]),
+            {metric.id: results.evaluations_of(connection, dataset.id, predictions,
                                              metric.signature) for metric in metric_rows},
-            store.dataset_runs(connection, dataset.id),
+            results.dataset_runs(connection, dataset.id),
             [(copy, {row.model: row for row in store.current_submissions(connection, copy.id)})
              for copy in store.dataset_copies(connection, dataset.id)])
 
@@ -312,7 +312,7 @@ class Boards:
             model = store.model(connection, task.id, check_name(model_name, "model"))
             history = store.model_submissions(connection, model.id)
             records = _submission_records(connection, task.id, history, self.scores)
-            runs = [_run_record(run) for run in store.model_runs(connection, model.id)]
+            runs = [_run_record(run) for run in results.model_runs(connection, model.id)]
         return {"task": task.name, "model": model.name, "team": model.team,
                 "description": model.description, "url": model.url,
                 "run_by_server": model.command is not None, "timeout": model.timeout,
@@ -423,8 +423,8 @@ def _submission_records(connection: Connection, task_id: int, rows: Sequence[Row
     """Submissions with each metric's corpus score (as stored with the rows, read by
     `read_scores`) or job."""
     metric_rows = store.task_metrics(connection, task_id)
-    states = store.job_states(connection, [row.id for row in rows])
-    found = {(row.id, metric.id): store.evaluations_of(
+    states = results.job_states(connection, [row.id for row in rows])
+    found = {(row.id, metric.id): results.evaluations_of(
         connection, row.dataset_id, [row.predictions_id], metric.signature).get(
         row.predictions_id) for row in rows for metric in metric_rows}
     stored = read_scores(connection, [evaluation.id for evaluation in found.values()

@@ -16,7 +16,7 @@ import numpy as np
 from sqlalchemy.engine import Engine, Row
 
 from evalproto.api.board import delta_rows
-from evalproto.service import store
+from evalproto.service import results, store
 from evalproto.service.database import reading
 from evalproto.service.standings import Standings
 from evalproto.sources.specs import MetricSpec
@@ -53,9 +53,9 @@ class Deltas:
             return found
         with reading(self.engine) as connection:
             files = (store.dataset_data(connection, original.id),
-                     store.predictions_data(connection, original_predictions),
+                     results.predictions_data(connection, original_predictions),
                      store.dataset_data(connection, copy.id),
-                     store.predictions_data(connection, copy_predictions))
+                     results.predictions_data(connection, copy_predictions))
         found = self.standings.submit(
             delta_rows, MetricSpec(perf.kind, perf.spec),
             (f"{original.name}.jsonl", files[0]), (f"{original.name}.predictions.jsonl",

@@ -31,7 +31,7 @@ from evalproto.api.dynaboard import (
     weigh,
 )
 from evalproto.base.numerals import plain_data
-from evalproto.service import store
+from evalproto.service import results, store
 from evalproto.service.boards import Boards, Gathered
 from evalproto.service.cache import Kept
 from evalproto.service.database import reading
@@ -221,7 +221,7 @@ class Dynaboards:
         missing = [key for key in dict.fromkeys(keys) if key not in self._columns]
         if missing:
             with reading(self.boards.engine) as connection:
-                stored = store.evaluation_rows(connection, [key[1] for key in missing])
+                stored = results.evaluation_rows(connection, [key[1] for key in missing])
             rows = [rows_from_bytes(stored[key[1]], len(gathered.text.ids)) for key in missing]
             standings = self.boards.standings
             found = standings.submit(perf_columns, MetricSpec(perf.kind, perf.spec), rows,

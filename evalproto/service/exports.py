@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection, Row
 
 from evalproto.api.board import report_page, rows_from_bytes, stats_file_text
 from evalproto.base.errors import EvalprotoError
-from evalproto.service import store
+from evalproto.service import results, store
 from evalproto.service.boards import Boards
 from evalproto.service.database import reading
 from evalproto.service.errors import Conflict, NotFound, Refused
@@ -74,7 +74,7 @@ class Exports:
             row = next((row for row in plan.current if row.model == model), None)
             if row is None:
                 raise NotFound(f"the model {model!r} has no submission on {dataset!r}")
-            stored = store.evaluation_rows(connection, [plan.evaluation(metric, row)
+            stored = results.evaluation_rows(connection, [plan.evaluation(metric, row)
                                                         for metric in plan.chosen])
         loaded = [self.loaded.get(MetricSpec(metric.kind, metric.spec)) for metric in plan.chosen]
         rows = [rows_from_bytes(stored[plan.evaluation(metric, row)], len(plan.text.ids))
@@ -159,7 +159,7 @@ class Exports:
         """Make a report page in a worker process, for everyone awaiting `future`."""
         try:
             with reading(self.boards.engine) as connection:
-                stored = store.evaluation_rows(connection, [
+                stored = results.evaluation_rows(connection, [
                     evaluation for pairs in scored for _, evaluation in pairs])
             rows = [{model: rows_from_bytes(stored[evaluation], len(plan.text.ids))
                      for model, evaluation in pairs} for pairs in scored]

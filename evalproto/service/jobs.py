@@ -30,7 +30,7 @@ from sqlalchemy.engine import Engine, Row
 
 from evalproto.api.board import Ran, Scored, rows_to_bytes, run_on_dataset, score_predictions
 from evalproto.base.errors import EvalprotoError
-from evalproto.service import jobstore, store
+from evalproto.service import jobstore, results, store
 from evalproto.service.database import reading, writing
 from evalproto.service.errors import described
 from evalproto.service.workers import Workers
@@ -169,11 +169,11 @@ class Dispatcher:
                         *_keys(job), job.timeout)
             return
         with reading(self.engine) as connection:
-            scored_before = store.evaluations_of(
+            scored_before = results.evaluations_of(
                 connection, job.dataset_id, [job.predictions_id], job.signature)
             if not scored_before:
                 dataset = self._dataset(connection, job.dataset_id)
-                predictions = store.predictions_data(connection, job.predictions_id)
+                predictions = results.predictions_data(connection, job.predictions_id)
         if scored_before:  # the same predictions, dataset and signature: nothing to do
             with writing(self.engine) as connection:
                 jobstore.finish(connection, job)

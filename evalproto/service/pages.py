@@ -28,20 +28,11 @@ from evalproto.service import actions, auth, paths
 from evalproto.service.boards import RANKING
 from evalproto.service.context import Service
 from evalproto.service.deps import REFUSALS, ServiceDep
+from evalproto.service.dynaviews import MAX_SLIDER, Dynaboard, dynaboard, sliders
 from evalproto.service.errors import Invalid
 from evalproto.service.forms import Upload, post_form, uploaded
 from evalproto.service.names import MAX_NUMBER, check_name, whole_number
-from evalproto.service.views import (
-    MAX_SLIDER,
-    Dynaboard,
-    Section,
-    dynaboard,
-    metric_names,
-    model_dataset,
-    section,
-    sliders,
-    stats_link,
-)
+from evalproto.service.views import Section, metric_names, model_dataset, section, stats_link
 from evalproto.service.weights import format_weights, parse_weights
 from evalproto.sources.specs import MetricSpec
 
@@ -136,11 +127,11 @@ def task_page(service: ServiceDep, request: Request, task: str, round: Optional[
                          if dataset["round"] is not None})
         sections = [section(board, dataset, sort) for dataset in board["datasets"]
                     if chosen is None or dataset["round"] == chosen]
-        for shown in sections:
-            shown.dynaboard = _dynaboard(service, task, shown, weighed)
-        boards = [shown.dynaboard for shown in sections
-                  if shown.dynaboard and shown.dynaboard.metrics]
+        dynaboards = {shown.dataset: found for shown in sections
+                      if (found := _dynaboard(service, task, shown, weighed)) is not None}
+        boards = [found for found in dynaboards.values() if found.metrics]
         return render("task.html", board=board, sections=sections, rounds=rounds,
+                      dynaboards=dynaboards,
                       perf_name=metric_names(board["metrics"])[board["perf"]],
                       chosen=chosen, submitted=notice, jobs=board["jobs"],
                       sliders=sliders(boards), weights_problem=weights_problem,

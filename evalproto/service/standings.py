@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from sqlalchemy.engine import Engine, Row
 
 from evalproto.api.board import Standing, rows_from_bytes, standings_of
-from evalproto.service import store
+from evalproto.service import results
 from evalproto.service.database import reading
 from evalproto.service.errors import described
 from evalproto.service.workers import Workers
@@ -187,17 +187,17 @@ class Standings:
         """Compute these standings (each has its Future, which others may await)."""
         try:
             with reading(self.engine) as connection:
-                stored = store.evaluation_rows(connection, [
+                stored = results.evaluation_rows(connection, [
                     evaluation for _, item in mine for evaluation in item.scored.values()])
             running = [self.submit(standings_of, *self._arguments(item, stored))
                        for _, item in mine]
-            results = []
+            computed = []
             for future, (_, item) in zip(running, mine):
                 try:
-                    results.append(future.result())
+                    computed.append(future.result())
                 except BrokenProcessPool:  # a worker died: new workers, and once more
                     log.error("a leaderboard process died; its workers are started anew")
-                    results.append(self.submit(standings_of,
+                    computed.append(self.submit(standings_of,
                                                *self._arguments(item, stored)).result())
         except BaseException as exc:  # those waiting for them learn why
             with self._lock:
@@ -207,7 +207,7 @@ class Standings:
             raise
         with self._lock:
             self.generation += 1
-            for (future, item), found in zip(mine, results):
+            for (future, item), found in zip(mine, computed):
                 self._kept[item.key] = found
                 self._latest[item.slot] = (dict(item.scored), found)
                 self._computing.pop(item.key, None)

@@ -9,20 +9,17 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 
 from evalproto.base.errors import EvalprotoError
+from evalproto.service import results
 from evalproto.service.database import content_hash, insert_new, now
 from evalproto.service.names import About
 from evalproto.service.schema import (
-    DONE,
-    FAILED,
     QUEUED,
     RUN,
-    RUNNING,
     datasets,
-    evaluations,
     jobs,
     metrics,
     models,
@@ -364,7 +361,7 @@ def task_version(connection: Connection, task_id: int) -> Tuple[Any, ...]:
                                       dataset_ids.scalar_subquery(),
                                       newest.scalar_subquery(),
                                       snapshot_ids.scalar_subquery())).one()
-    return (*found, *sorted(job_counts(connection, task_id).items()))
+    return (*found, *sorted(results.job_counts(connection, task_id).items()))
 
 
 def model(connection: Connection, task_id: int, name: str) -> Row:
@@ -409,84 +406,6 @@ def current_submissions(connection: Connection, dataset_id: int) -> List[Row]:
             .group_by(submissions.c.model_id))
     return list(connection.execute(_SUBMISSION.where(submissions.c.id.in_(last))
                                    .order_by(models.c.name)))
-
-
-# -- evaluations and jobs ------------------------------------------------------------------
-
-def evaluations_of(connection: Connection, dataset_id: int,
-                   predictions_ids: Sequence[int], signature: str) -> Dict[int, Row]:
-    """The evaluations of these prediction files on a dataset under a signature, by
-    predictions id: their ids and segments, without their rows (evaluation_rows) or
-    score (evaluation_scores; SQLite keeps the score after the rows in its record, so
-    reading it reads the rows too: a leaderboard's read would take 30 times longer)."""
-    columns = [evaluations.c.id, evaluations.c.predictions_id, evaluations.c.segments]
-    found = connection.execute(select(*columns).where(
-        evaluations.c.dataset_id == dataset_id, evaluations.c.signature == signature,
-        evaluations.c.predictions_id.in_(list(predictions_ids))))
-    return {row.predictions_id: row for row in found}
-
-
-def evaluation_scores(connection: Connection, evaluation_ids: Sequence[int]
-                      ) -> Dict[int, Optional[float]]:
-    """The corpus scores stored with evaluations, by id."""
-    found = connection.execute(select(evaluations.c.id, evaluations.c.score).where(
-        evaluations.c.id.in_(list(evaluation_ids))))
-    return {row.id: row.score for row in found}
-
-
-def predictions_data(connection: Connection, predictions_id: int) -> bytes:
-    """A prediction file's bytes."""
-    return bytes(connection.execute(select(predictions.c.data).where(
-        predictions.c.id == predictions_id)).scalar_one())
-
-
-def evaluation_rows(connection: Connection, evaluation_ids: Sequence[int]) -> Dict[int, bytes]:
-    """The stored rows of evaluations, by id."""
-    found = connection.execute(select(evaluations.c.id, evaluations.c.rows).where(
-        evaluations.c.id.in_(list(evaluation_ids))))
-    return {row.id: bytes(row.rows) for row in found}
-
-
-def job_states(connection: Connection, submission_ids: Sequence[int]) -> Dict[Tuple[int, int], Row]:
-    """The job of each (submission, metric), by those ids."""
-    found = connection.execute(select(jobs).where(jobs.c.submission_id.in_(
-        list(submission_ids))))
-    return {(row.submission_id, row.metric_id): row for row in found}
-
-
-def job_counts(connection: Connection, task_id: Optional[int] = None) -> Dict[str, int]:
-    """Jobs by state, of one task or of all."""
-    query = select(jobs.c.state, func.count()).group_by(jobs.c.state)
-    if task_id is not None:  # a scoring job's task is its metric's, a run's its model's
-        query = query.outerjoin(metrics, metrics.c.id == jobs.c.metric_id).outerjoin(
-            models, models.c.id == jobs.c.model_id).where(
-            or_(metrics.c.task_id == task_id, models.c.task_id == task_id))
-    counts = {state: 0 for state in (QUEUED, RUNNING, DONE, FAILED)}
-    counts.update({state: int(count) for state, count in connection.execute(query)})
-    return counts
-
-
-def model_runs(connection: Connection, model_id: int) -> List[Row]:
-    """A model's runs, one a dataset: their state and message, and what they measured
-    (from the submission a run made)."""
-    return list(connection.execute(
-        select(jobs.c.id, jobs.c.state, jobs.c.message, jobs.c.started, jobs.c.finished,
-               jobs.c.submission_id, datasets.c.name.label("dataset"),
-               submissions.c.throughput, submissions.c.memory)
-        .join(datasets, datasets.c.id == jobs.c.dataset_id)
-        .outerjoin(submissions, submissions.c.id == jobs.c.submission_id)
-        .where(jobs.c.kind == RUN, jobs.c.model_id == model_id).order_by(jobs.c.id)))
-
-
-def dataset_runs(connection: Connection, dataset_id: int) -> Dict[str, Row]:
-    """The runs of models on a dataset, by model."""
-    found = connection.execute(
-        select(jobs.c.id, jobs.c.state, jobs.c.message, jobs.c.submission_id,
-               models.c.name.label("model"), teams.c.name.label("team"))
-        .join(models, models.c.id == jobs.c.model_id)
-        .join(teams, teams.c.id == models.c.team_id)
-        .where(jobs.c.kind == RUN, jobs.c.dataset_id == dataset_id))
-    return {row.model: row for row in found}
 
 
 # -- snapshots -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from sqlalchemy import create_engine, func, select
 
 import evalproto
 from evalproto.service import database as db
-from evalproto.service import schema, store
+from evalproto.service import results, schema, store
 
 from .conftest import dataset_rows, jsonl, lines, prediction_rows, until
 
@@ -388,7 +388,7 @@ def test_a_job_the_database_fails_after_its_claim_is_not_left_running(database,
         def failing(connection: Any, predictions_id: int) -> bytes:
             raise OperationalError("SELECT predictions", {}, Exception("connection lost"))
 
-        monkeypatch.setattr(store, "predictions_data", failing)
+        monkeypatch.setattr(results, "predictions_data", failing)
 
         class NoWorkers:
             capacity = 1
