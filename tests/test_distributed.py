@@ -26,6 +26,7 @@ import evalproto
 from evalproto import bag_score, bag_stats
 from evalproto.base.compiled import THREADS_VARIABLE
 from evalproto.base.errors import InputError
+from evalproto.base.processes import KEEP_GROUPS
 from evalproto.evaluators.bleu import BLEU
 from evalproto.evaluators.ter import TER
 from evalproto.readers import text as readers
@@ -48,6 +49,15 @@ def test_workers_keep_glibcs_default_memory_trimming(cluster):
         assert "MALLOC_TRIM_THRESHOLD_" not in environment
         assert environment["OMP_NUM_THREADS"] == "1"  # Dask's other settings stay
     assert "MALLOC_TRIM_THRESHOLD_" not in os.environ  # nor does it leak into the client
+
+
+def test_workers_keep_their_evaluators_groups_and_the_client_does_not(cluster):
+    """A local worker's evaluators end with it (KEEP_GROUPS), but the process that made
+    the cluster is not made a keeper of groups: it would start a keeper process of its
+    own, left running until it exits."""
+    kept = cluster.run(lambda: os.environ.get(KEEP_GROUPS))
+    assert list(kept.values()) == ["1", "1"]
+    assert KEEP_GROUPS not in os.environ
 
 
 def rows(*args):

@@ -190,8 +190,9 @@ UNTRIMMED = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 # goes wrong in a task reaches the client, which reports it as a local run would.
 QUIET = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical"}
 # The evaluators a local worker starts end with it, even when it is killed (its nanny, or
-# the run, gone): see evalproto.base.processes.KEEP_GROUPS.
-KEPT = {f"distributed.nanny.pre-spawn-environ.{KEEP_GROUPS}": "1"}
+# the run, gone): see evalproto.base.processes.KEEP_GROUPS. Set in the worker once it is
+# spawned: a nanny copies its pre-spawn variables into its own process, the client's.
+KEPT = {f"distributed.nanny.environ.{KEEP_GROUPS}": "1"}
 
 
 def local_cluster(workers: int) -> Any:
