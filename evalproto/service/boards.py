@@ -424,9 +424,12 @@ def _submission_records(connection: Connection, task_id: int, rows: Sequence[Row
     `read_scores`) or job."""
     metric_rows = store.task_metrics(connection, task_id)
     states = results.job_states(connection, [row.id for row in rows])
-    found = {(row.id, metric.id): results.evaluations_of(
-        connection, row.dataset_id, [row.predictions_id], metric.signature).get(
-        row.predictions_id) for row in rows for metric in metric_rows}
+    among = results.evaluations_among(
+        connection, sorted({row.dataset_id for row in rows}),
+        [row.predictions_id for row in rows], [metric.signature for metric in metric_rows])
+    found = {(row.id, metric.id): among.get((row.dataset_id, row.predictions_id,
+                                             metric.signature))
+             for row in rows for metric in metric_rows}
     stored = read_scores(connection, [evaluation.id for evaluation in found.values()
                                       if evaluation is not None])
     records = []

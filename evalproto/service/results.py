@@ -39,6 +39,21 @@ def evaluations_of(connection: Connection, dataset_id: int,
     return {row.predictions_id: row for row in found}
 
 
+def evaluations_among(connection: Connection, dataset_ids: Sequence[int],
+                      predictions_ids: Sequence[int], signatures: Sequence[str]
+                      ) -> Dict[Tuple[int, int, str], Row]:
+    """The evaluations of these prediction files on these datasets under these
+    signatures, by (dataset id, predictions id, signature), in one query (as
+    evaluations_of, for a model's submissions on several datasets at once)."""
+    columns = [evaluations.c.id, evaluations.c.dataset_id, evaluations.c.predictions_id,
+               evaluations.c.signature, evaluations.c.segments]
+    found = connection.execute(select(*columns).where(
+        evaluations.c.dataset_id.in_(list(dataset_ids)),
+        evaluations.c.predictions_id.in_(list(predictions_ids)),
+        evaluations.c.signature.in_(list(signatures))))
+    return {(row.dataset_id, row.predictions_id, row.signature): row for row in found}
+
+
 def evaluation_scores(connection: Connection, evaluation_ids: Sequence[int]
                       ) -> Dict[int, Optional[float]]:
     """The corpus scores stored with evaluations, by id."""
