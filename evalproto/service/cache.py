@@ -39,19 +39,41 @@ class Kept:
         self._making: Dict[Tuple[Any, ...], threading.Event] = {}
         self._serving = 0  # requests being answered
         self._recent: Dict[Tuple[Any, ...], Tuple[Any, float]] = {}
+        self._reading: Dict[Tuple[Any, ...], threading.Event] = {}  # recent's reads under way
 
     def recent(self, key: Tuple[Any, ...], make: Callable[[], Any]) -> Any:
         """`make()`, or under load what it gave less than RECENT seconds ago (a task's
-        version, read at every request: under load, once per RECENT)."""
-        now = time.monotonic()
+        version, read at every request: under load, once per RECENT); under load a
+        request that comes while another reads it takes that read's value."""
         with self._lock:
+            busy = self._serving > BUSY
             found = self._recent.get(key)
-            if found is not None and self._serving > BUSY and now - found[1] < RECENT:
+            if busy and found is not None and time.monotonic() - found[1] < RECENT:
                 return found[0]
-        value = make()
-        with self._lock:
-            self._recent[key] = (value, now)
-        return value
+            reading = self._reading.get(key)
+            joining = busy and reading is not None
+            mine = reading is None
+            if mine:
+                reading = self._reading[key] = threading.Event()
+        if joining:
+            assert reading is not None
+            reading.wait()
+            with self._lock:
+                found = self._recent.get(key)
+                if found is not None and time.monotonic() - found[1] < RECENT:
+                    return found[0]
+        started = time.monotonic()
+        try:
+            value = make()
+            with self._lock:
+                self._recent[key] = (value, started)
+            return value
+        finally:
+            if mine:
+                assert reading is not None
+                with self._lock:
+                    self._reading.pop(key, None)
+                reading.set()
 
     @contextmanager
     def serving(self) -> Iterator[None]:

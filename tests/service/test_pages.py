@@ -10,6 +10,7 @@ import contextlib
 import re
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import quote
@@ -483,6 +484,53 @@ def test_under_load_a_page_a_moment_old_is_taken_and_never_older(monkeypatch):
         assert kept.get(("page",), (4,), lambda: "page 4", earlier=True) == "page 4"
     monkeypatch.undo()
     assert kept.get(("page",), (5,), lambda: "page 5", earlier=True) == "page 5"
+
+
+
+def test_under_load_readers_that_come_during_a_versions_read_take_that_read(monkeypatch):
+    from evalproto.service import cache
+
+    now = [1000.0]
+    monkeypatch.setattr(cache.time, "monotonic", lambda: now[0])
+    waiting, started, finish = threading.Event(), threading.Event(), threading.Event()
+
+    class Watched(threading.Event):
+        """The cache's events, which say when a reader waits on one."""
+        def wait(self, timeout=None):
+            waiting.set()
+            return super().wait(timeout)
+
+    monkeypatch.setattr(cache, "threading", types.SimpleNamespace(Lock=threading.Lock,
+                                                                  Event=Watched))
+    kept, reads = Kept(), []
+    assert kept.recent(("version",), lambda: reads.append(1) or 1) == 1
+    assert kept.recent(("version",), lambda: reads.append(2) or 2) == 2  # one reader: read
+
+    def slow() -> int:
+        started.set()
+        assert finish.wait(30)
+        reads.append(3)
+        return 3
+
+    with contextlib.ExitStack() as readers:
+        for _ in range(cache.BUSY + 1):
+            readers.enter_context(kept.serving())
+        assert kept.recent(("version",), lambda: reads.append(0) or 0) == 2  # recent enough
+        now[0] += cache.RECENT + 0.01
+        first = threading.Thread(target=lambda: kept.recent(("version",), slow))
+        first.start()
+        assert started.wait(30)
+        joined: List[int] = []
+        second = threading.Thread(target=lambda: joined.append(kept.recent(
+            ("version",), lambda: reads.append(4) or 4)))
+        second.start()
+        assert waiting.wait(30)  # the second reader waits for the first's read
+        finish.set()
+        first.join(30)
+        second.join(30)
+    assert joined == [3] and reads == [1, 2, 3]
+    now[0] += 0.01
+    assert kept.recent(("version",), lambda: reads.append(5) or 5) == 5  # not under load
 
 
 # -- forms -------------------------------------------------------------------------------------
