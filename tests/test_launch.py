@@ -225,3 +225,23 @@ def test_a_process_killed_with_9_takes_its_evaluator_groups_with_it(tmp_path):
     while running_commands(mark):
         assert time.monotonic() < deadline, f"left running: {running_commands(mark)}"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("ending, expected", [("sys.exit(3)", 3),
+                                              ("os.kill(os.getpid(), 9)", -9)])
+@pytest.mark.parametrize("woken", ["by the exit", "by polling"])
+def test_exit_status_waits_for_the_exit_and_leaves_the_process_unreaped(
+        ending, expected, woken, monkeypatch):
+    if woken == "by polling":  # where Linux gives no pidfd
+        monkeypatch.setattr(processes, "_exit_descriptor", lambda pid: None)
+    process = processes.spawn([sys.executable, "-c",
+                               f"import os, sys, time; time.sleep(0.2); {ending}"])
+    try:
+        assert processes.exit_status(process, 0) is None  # still running
+        assert processes.exit_status(process, 30) == expected
+        assert process.returncode is None  # not reaped: its group can still be killed
+        assert os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        assert processes.exit_status(process, 0) == expected
+    finally:
+        processes.end(process)
+    assert process.returncode == expected

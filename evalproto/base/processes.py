@@ -14,6 +14,7 @@ imported here, so that the head start comes before anything slow.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -150,20 +151,43 @@ def kill_group(process: subprocess.Popen) -> None:
 def exit_status(process: subprocess.Popen, seconds: float) -> Optional[int]:
     """Wait up to `seconds` for the process to exit, without reaping it (so that its
     group can still be killed safely: an unreaped process keeps its id); its exit
-    status (negative for a signal), or None if it is still running."""
+    status (negative for a signal), or None if it is still running. Woken by the exit
+    itself where Linux gives a process a file descriptor (pidfd), not by polling: a
+    model's run would otherwise wait up to a poll's interval after its last reply."""
     deadline = time.monotonic() + seconds
-    while True:
-        try:
-            found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:  # already reaped
-            return process.returncode
-        if found is not None:
-            if found.si_code == os.CLD_EXITED:
-                return found.si_status
-            return -found.si_status
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(_POLL_SECONDS)
+    waiter: Optional[int] = None
+    try:
+        while True:
+            try:
+                found = os.waitid(os.P_PID, process.pid,
+                                  os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:  # already reaped
+                return process.returncode
+            if found is not None:
+                if found.si_code == os.CLD_EXITED:
+                    return found.si_status
+                return -found.si_status
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if waiter is None:
+                waiter = _exit_descriptor(process.pid)
+            if waiter is None:
+                time.sleep(min(_POLL_SECONDS, remaining))
+            else:
+                select.select([waiter], [], [], remaining)
+    finally:
+        if waiter is not None:
+            os.close(waiter)
+
+
+def _exit_descriptor(pid: int) -> Optional[int]:
+    """A descriptor that becomes readable when the process exits (Linux 5.3's
+    pidfd_open), or None where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def end(process: subprocess.Popen) -> None:
