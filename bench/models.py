@@ -7,7 +7,7 @@ Two models: one that only echoes a label (the runner's overhead at its largest, 
 proportion), and one that does a little work for each example (1 ms), as any real
 model does more. Alternating runs; prints the medians and their ratio.
 
-    python3 bench/models.py [--examples 1000] [--rounds 9]
+    python3 bench/models.py [--examples 1000] [--rounds 21]
 """
 
 import argparse
@@ -56,7 +56,7 @@ def timed(action: Callable[[], object]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=21)
     options = parser.parse_args()
     given = examples(options.examples)
     with tempfile.TemporaryDirectory() as directory:
