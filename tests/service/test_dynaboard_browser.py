@@ -33,11 +33,8 @@ def served(tmp_path_factory: Any) -> Iterator[Server]:
 
 @pytest.fixture
 def watched(browser: Any, served: Server) -> Iterator[Watched]:  # noqa: F811
-    session = Watched(browser, served.address)
-    try:
+    with Watched(browser, served.address) as session:
         yield session
-    finally:
-        session.close()
     assert session.foreign == []
     assert session.problems() == []
 

@@ -113,16 +113,19 @@ class Watched:
         self.page.wait_for_timeout(200)  # late messages (a CSP report) arrive after load
         self.context.close()
 
+    def __enter__(self) -> "Watched":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
 
 @pytest.fixture
 def watched(browser: Any, served: Tuple[Server, Board]) -> Iterator[Watched]:
     """A watched context; at its end no request has left the origin, and no console
     error, page error or dialog has come."""
-    session = Watched(browser, served[0].address)
-    try:
+    with Watched(browser, served[0].address) as session:
         yield session
-    finally:
-        session.close()
     assert session.foreign == []
     assert session.problems() == []
     assert session.dialogs == []
@@ -377,8 +380,7 @@ def test_hostile_names_and_tags_show_as_text_and_run_nothing(watched):
 def test_a_refused_form_says_why_beside_it_and_runs_nothing(browser, served, tmp_path):
     """The only console message is the browser's note of the 400 answer itself."""
     server, board = served
-    session = Watched(browser, server.address)
-    try:
+    with Watched(browser, server.address) as session:
         page = session.page
         session.goto("/tasks/mt/submit")
         hostile = tmp_path / "hostile.jsonl"
@@ -402,16 +404,13 @@ def test_a_refused_form_says_why_beside_it_and_runs_nothing(browser, served, tmp
         assert page.get_by_label("Team token", exact=True).input_value() == ""
         assert page.locator("main img").count() == 0
         assert session.dialogs == [] and session.foreign == []
-    finally:
-        session.close()
     assert [text for kind, text in session.problems()] == [
         "Failed to load resource: the server responded with a status of 400 (Bad Request)"]
 
 
 def test_the_pages_work_with_scripts_off(browser, served):
     server, _ = served
-    session = Watched(browser, server.address, java_script_enabled=False)
-    try:
+    with Watched(browser, server.address, java_script_enabled=False) as session:
         page = session.page
         session.goto("/tasks/mt")
         bleu = {e["model"]: e["score"] for e in server.leaderboard("mt", "wmt22-de-en")
@@ -428,6 +427,4 @@ def test_the_pages_work_with_scripts_off(browser, served):
         assert page.locator("table.board").count() == 1
         assert page.locator("#table-wmt22-en-de").is_visible()
         assert_visible_sizes(page, "table.board", 400, 60)
-    finally:
-        session.close()
     assert session.foreign == [] and session.problems() == [] and session.dialogs == []

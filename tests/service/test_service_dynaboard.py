@@ -7,6 +7,7 @@ figures, with a seeded 95% bootstrap interval, under the user's weights."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
@@ -30,6 +31,16 @@ def copies_of(rows: List[Dict[str, Any]], kind: str) -> List[Dict[str, Any]]:
             found.append(dict(row, uid=f"{row['uid']}_{transform}", input_id=row["uid"],
                               hypothesis=text))
     return found
+
+
+def exact_match_task(server: Any, tmp_path: Path, task: str = "nli",
+                     count: int = 12) -> List[Dict[str, Any]]:
+    """Task `task`, scored by exact match, with dataset dev of `count` NLI rows; its rows."""
+    server.ok("POST", "/api/tasks", json={"name": task, "metrics": [{"spec": "exact-match"}]})
+    rows = nli_rows(0, count)
+    server.ok("POST", f"/api/tasks/{task}/datasets/dev",
+              content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
+    return rows
 
 
 def predictions(rows: List[Dict[str, Any]], rule: int) -> List[Dict[str, str]]:
@@ -180,10 +191,7 @@ def test_the_board_commands_give_the_dynaboard(board):
 
 def test_a_copy_must_copy_the_originals_rows(start_service, tmp_path):
     server = start_service(f"sqlite:///{tmp_path / 'board.db'}")
-    server.ok("POST", "/api/tasks", json={"name": "nli", "metrics": [{"spec": "exact-match"}]})
-    rows = nli_rows(0, 12)
-    server.ok("POST", "/api/tasks/nli/datasets/dev",
-              content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
+    rows = exact_match_task(server, tmp_path)
     good = copies_of(rows, "robustness")
     for found, params, status, said in (
             (good[:2] + [dict(good[2], input_id="e999")], {"kind": "robustness"}, 400,
@@ -428,10 +436,7 @@ def test_a_model_without_predictions_on_a_copy_is_left_out_as_on_dynabench(board
 
 def test_a_copy_no_model_has_predicted_yet_leaves_no_dynaboard(start_service, tmp_path):
     server = start_service(f"sqlite:///{tmp_path / 'board.db'}")
-    server.ok("POST", "/api/tasks", json={"name": "nli", "metrics": [{"spec": "exact-match"}]})
-    rows = nli_rows(0, 12)
-    server.ok("POST", "/api/tasks/nli/datasets/dev",
-              content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
+    rows = exact_match_task(server, tmp_path)
     token = server.ok("POST", "/api/teams", json={"name": "lab-a"})["token"]
     server.ok("POST", "/api/tasks/nli/datasets/dev/models/m", token,
               content=jsonl(tmp_path / "m.jsonl", predictions(rows, 16)).read_bytes())

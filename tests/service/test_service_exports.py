@@ -22,8 +22,7 @@ from evalproto.service import auth, store
 from evalproto.service.database import writing
 
 from .conftest import InProcess, jsonl
-from .test_service_dynaboard import fill_board, predictions
-from .test_service_models import nli_rows
+from .test_service_dynaboard import exact_match_task, fill_board, predictions
 
 HOSTILE_TEAM = "=HYPERLINK(\"http://x\")&%$#_{}~^\\ --"
 """A team's name (which the API would refuse) that a spreadsheet would run and that
@@ -210,10 +209,7 @@ def team_with_hostile_name(server: Any, tmp_path: Any) -> List[Dict[str, str]]:
     straight into the database (the API refuses such a name, an old record may hold
     one), and model-b of lab-z, described by its team in words a spreadsheet would run;
     scored. The dataset's rows."""
-    server.ok("POST", "/api/tasks", json={"name": "plain", "metrics": [{"spec": "exact-match"}]})
-    rows = nli_rows(0, 30)
-    server.ok("POST", "/api/tasks/plain/datasets/dev",
-              content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
+    rows = exact_match_task(server, tmp_path, "plain", 30)
     token = server.ok("POST", "/api/teams", json={"name": "lab-z"})["token"]
     server.ok("POST", "/api/tasks/plain/datasets/dev/models/model-b", token,
               params={"description": DESCRIPTION, "url": "https://example.org/b"},

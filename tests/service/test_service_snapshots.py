@@ -13,8 +13,7 @@ from evalproto.service import store
 
 from .boardpages import board_cells, parse
 from .conftest import jsonl
-from .test_service_dynaboard import fill_board, predictions
-from .test_service_models import nli_rows
+from .test_service_dynaboard import exact_match_task, fill_board, predictions
 
 TAKEN = "taking a snapshot needs the admin token"
 
@@ -159,10 +158,7 @@ def test_a_snapshot_is_stored_whole_or_not_at_all(start_service, tmp_path, monke
 
 def test_a_snapshot_on_each_database(database, start_service, tmp_path):
     server = start_service(database)
-    server.ok("POST", "/api/tasks", json={"name": "nli", "metrics": [{"spec": "exact-match"}]})
-    rows = nli_rows(0, 30)
-    server.ok("POST", "/api/tasks/nli/datasets/dev",
-              content=jsonl(tmp_path / "dev.jsonl", rows).read_bytes())
+    rows = exact_match_task(server, tmp_path, count=30)
     submit_another(server, tmp_path, rows, model="first")
     taken = server.board("snapshot", "nli")
     assert taken.exit_code == 0 and taken.stdout == "1\n", taken.output
