@@ -234,6 +234,10 @@ def test_exit_status_waits_for_the_exit_and_leaves_the_process_unreaped(
         ending, expected, woken, monkeypatch):
     if woken == "by polling":  # where Linux gives no pidfd
         monkeypatch.setattr(processes, "_exit_descriptor", lambda pid: None)
+    else:
+        descriptor = processes._exit_descriptor(os.getpid())
+        assert descriptor is not None  # Linux 5.3 or later: this case tests the pidfd
+        os.close(descriptor)
     process = processes.spawn([sys.executable, "-c",
                                f"import os, sys, time; time.sleep(0.2); {ending}"])
     try:

@@ -156,6 +156,8 @@ def exit_status(process: subprocess.Popen, seconds: float) -> Optional[int]:
     model's run would otherwise wait up to a poll's interval after its last reply."""
     deadline = time.monotonic() + seconds
     waiter: Optional[int] = None
+    asked = False  # for the pidfd
+    exits = select.poll()  # not select.select, which refuses descriptors past 1023
     try:
         while True:
             try:
@@ -170,12 +172,14 @@ def exit_status(process: subprocess.Popen, seconds: float) -> Optional[int]:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            if waiter is None:
-                waiter = _exit_descriptor(process.pid)
+            if not asked:
+                asked, waiter = True, _exit_descriptor(process.pid)
+                if waiter is not None:
+                    exits.register(waiter, select.POLLIN)
             if waiter is None:
                 time.sleep(min(_POLL_SECONDS, remaining))
             else:
-                select.select([waiter], [], [], remaining)
+                exits.poll(remaining * 1000)
     finally:
         if waiter is not None:
             os.close(waiter)
