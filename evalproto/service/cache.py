@@ -7,7 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 KEPT_PAGES = 256
 BUSY = 4
@@ -20,6 +20,16 @@ is then at most a second behind (a task's page catches up by its script); one re
 at a time is always answered from the database's present."""
 RECENT = 0.1
 """Under load, how long a task's version is taken as read (see Kept.recent)."""
+
+
+class _Read:
+    """A read under way in Kept.recent: its end, and its value if it read one."""
+
+    def __init__(self) -> None:
+        """A read begun."""
+        self.done = threading.Event()
+        self.read = False
+        self.value: Any = None
 
 
 class Kept:
@@ -39,41 +49,41 @@ class Kept:
         self._making: Dict[Tuple[Any, ...], threading.Event] = {}
         self._serving = 0  # requests being answered
         self._recent: Dict[Tuple[Any, ...], Tuple[Any, float]] = {}
-        self._reading: Dict[Tuple[Any, ...], threading.Event] = {}  # recent's reads under way
+        self._reading: Dict[Tuple[Any, ...], _Read] = {}  # recent's reads under way
 
     def recent(self, key: Tuple[Any, ...], make: Callable[[], Any]) -> Any:
         """`make()`, or under load what it gave less than RECENT seconds ago (a task's
         version, read at every request: under load, once per RECENT); under load a
-        request that comes while another reads it takes that read's value."""
+        request that comes while another reads it waits for that read and takes its
+        value (or reads itself, if that read failed)."""
+        mine: Optional[_Read] = None
         with self._lock:
             busy = self._serving > BUSY
             found = self._recent.get(key)
             if busy and found is not None and time.monotonic() - found[1] < RECENT:
                 return found[0]
-            reading = self._reading.get(key)
-            joining = busy and reading is not None
-            mine = reading is None
-            if mine:
-                reading = self._reading[key] = threading.Event()
-        if joining:
-            assert reading is not None
-            reading.wait()
-            with self._lock:
-                found = self._recent.get(key)
-                if found is not None and time.monotonic() - found[1] < RECENT:
-                    return found[0]
+            joined = self._reading.get(key) if busy else None
+            if key not in self._reading:
+                mine = self._reading[key] = _Read()
+        if joined is not None:
+            joined.done.wait()
+            if joined.read:
+                return joined.value
         started = time.monotonic()
         try:
             value = make()
             with self._lock:
-                self._recent[key] = (value, started)
+                stored = self._recent.get(key)
+                if stored is None or stored[1] <= started:  # not over a later read's
+                    self._recent[key] = (value, started)
+            if mine is not None:
+                mine.value, mine.read = value, True
             return value
         finally:
-            if mine:
-                assert reading is not None
+            if mine is not None:
                 with self._lock:
-                    self._reading.pop(key, None)
-                reading.set()
+                    del self._reading[key]
+                mine.done.set()
 
     @contextmanager
     def serving(self) -> Iterator[None]:

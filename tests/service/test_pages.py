@@ -486,16 +486,16 @@ def test_under_load_a_page_a_moment_old_is_taken_and_never_older(monkeypatch):
     assert kept.get(("page",), (5,), lambda: "page 5", earlier=True) == "page 5"
 
 
-
 def test_under_load_readers_that_come_during_a_versions_read_take_that_read(monkeypatch):
     from evalproto.service import cache
 
     now = [1000.0]
-    monkeypatch.setattr(cache.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(cache, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     waiting, started, finish = threading.Event(), threading.Event(), threading.Event()
 
     class Watched(threading.Event):
         """The cache's events, which say when a reader waits on one."""
+
         def wait(self, timeout=None):
             waiting.set()
             return super().wait(timeout)
@@ -506,29 +506,48 @@ def test_under_load_readers_that_come_during_a_versions_read_take_that_read(monk
     assert kept.recent(("version",), lambda: reads.append(1) or 1) == 1
     assert kept.recent(("version",), lambda: reads.append(2) or 2) == 2  # one reader: read
 
-    def slow() -> int:
-        started.set()
-        assert finish.wait(30)
-        reads.append(3)
-        return 3
+    def slow(value):
+        def read():
+            started.set()
+            assert finish.wait(30)
+            now[0] += 2 * cache.RECENT  # a read slower than RECENT: still taken
+            reads.append(value)
+            if value == "fails":
+                raise RuntimeError("the database went away")
+            return value
+        return read
+
+    def alongside(make):
+        """The first reader's read (`make`) and, once it waits for it, a second's."""
+        for event in (waiting, started, finish):
+            event.clear()
+        first = threading.Thread(target=lambda: with_suppressed(kept.recent, make),
+                                 daemon=True)
+        first.start()
+        assert started.wait(30)
+        joined: List[Any] = []
+        second = threading.Thread(target=lambda: joined.append(kept.recent(
+            ("version",), lambda: reads.append("second") or "second")), daemon=True)
+        second.start()
+        assert waiting.wait(30)  # the second reader waits for the first's read
+        finish.set()
+        first.join(30)
+        second.join(30)
+        return joined
+
+    def with_suppressed(recent, make):
+        with contextlib.suppress(RuntimeError):
+            recent(("version",), make)
 
     with contextlib.ExitStack() as readers:
         for _ in range(cache.BUSY + 1):
             readers.enter_context(kept.serving())
         assert kept.recent(("version",), lambda: reads.append(0) or 0) == 2  # recent enough
         now[0] += cache.RECENT + 0.01
-        first = threading.Thread(target=lambda: kept.recent(("version",), slow))
-        first.start()
-        assert started.wait(30)
-        joined: List[int] = []
-        second = threading.Thread(target=lambda: joined.append(kept.recent(
-            ("version",), lambda: reads.append(4) or 4)))
-        second.start()
-        assert waiting.wait(30)  # the second reader waits for the first's read
-        finish.set()
-        first.join(30)
-        second.join(30)
-    assert joined == [3] and reads == [1, 2, 3]
+        assert alongside(slow(3)) == [3] and reads == [1, 2, 3]
+        now[0] += cache.RECENT + 0.01
+        assert alongside(slow("fails")) == ["second"]  # its read failed: it read itself
+        assert reads == [1, 2, 3, "fails", "second"]
     now[0] += 0.01
     assert kept.recent(("version",), lambda: reads.append(5) or 5) == 5  # not under load
 
