@@ -10,7 +10,7 @@ the Dynascore of each resample is taken; the interval is the middle 95% of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -122,15 +122,28 @@ def resample_board(inputs: BoardInputs, samples: int = 1000,
     their copies), drawn alike for every model with the leaderboard's seed (so the perf
     metric's resamples are its interval's): the perf and delta metrics computed again
     on each, throughput and memory held."""
-    point = [inputs.perf_scores,
-             *[[mean_delta(rows) for rows in inputs.deltas[name]] for name in inputs.deltas],
-             *[inputs.measured[name] for name in inputs.measured]]
-    columns = [perf_columns(inputs.perf, inputs.perf_rows, samples, seed),
-               *[delta_columns(inputs.deltas[name], samples, seed) for name in inputs.deltas],
-               *[[np.full(samples, float(value)) for value in inputs.measured[name]]
-                 for name in inputs.measured]]
-    return assembled(inputs.models, [inputs.perf_name, *inputs.deltas, *inputs.measured],
-                     point, columns)
+    return board_of_columns(
+        inputs.models, inputs.perf_name, inputs.perf_scores,
+        perf_columns(inputs.perf, inputs.perf_rows, samples, seed),
+        {name: (rows, delta_columns(rows, samples, seed))
+         for name, rows in inputs.deltas.items()},
+        inputs.measured, samples)
+
+
+def board_of_columns(models: Sequence[str], perf_name: str, perf_scores: Sequence[float],
+                     perf_resampled: Sequence[np.ndarray],
+                     deltas: Mapping[str, Tuple[Sequence[np.ndarray], Sequence[np.ndarray]]],
+                     measured: Mapping[str, Sequence[float]], samples: int) -> Resampled:
+    """A board's figures (perf, then the delta metrics, then the measured ones) from the
+    perf metric's scores and resampled columns, each delta metric's rows and resampled
+    columns (one a model), and the measured values, held on every resample."""
+    return assembled(
+        models, [perf_name, *deltas, *measured],
+        [perf_scores, *[[mean_delta(rows) for rows in delta_rows]
+                        for delta_rows, _ in deltas.values()], *measured.values()],
+        [perf_resampled, *[columns for _, columns in deltas.values()],
+         *[[np.full(samples, float(value)) for value in values]
+           for values in measured.values()]])
 
 
 def perf_columns(spec: MetricSpec, rows: Sequence[np.ndarray], samples: int,

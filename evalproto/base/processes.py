@@ -155,34 +155,37 @@ def exit_status(process: subprocess.Popen, seconds: float) -> Optional[int]:
     itself where Linux gives a process a file descriptor (pidfd), not by polling: a
     model's run would otherwise wait up to a poll's interval after its last reply."""
     deadline = time.monotonic() + seconds
-    waiter: Optional[int] = None
-    asked = False  # for the pidfd
+    status = _status_now(process)
+    if status is not None or seconds <= 0:
+        return status
+    waiter = _exit_descriptor(process.pid)
     exits = select.poll()  # not select.select, which refuses descriptors past 1023
+    if waiter is not None:
+        exits.register(waiter, select.POLLIN)
     try:
-        while True:
-            try:
-                found = os.waitid(os.P_PID, process.pid,
-                                  os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:  # already reaped
-                return process.returncode
-            if found is not None:
-                if found.si_code == os.CLD_EXITED:
-                    return found.si_status
-                return -found.si_status
+        while (status := _status_now(process)) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            if not asked:
-                asked, waiter = True, _exit_descriptor(process.pid)
-                if waiter is not None:
-                    exits.register(waiter, select.POLLIN)
             if waiter is None:
                 time.sleep(min(_POLL_SECONDS, remaining))
             else:
                 exits.poll(remaining * 1000)
+        return status
     finally:
         if waiter is not None:
             os.close(waiter)
+
+
+def _status_now(process: subprocess.Popen) -> Optional[int]:
+    """The exit status of a process that has exited (not reaping it), or None."""
+    try:
+        found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # already reaped
+        return process.returncode
+    if found is None:
+        return None
+    return found.si_status if found.si_code == os.CLD_EXITED else -found.si_status
 
 
 def _exit_descriptor(pid: int) -> Optional[int]:

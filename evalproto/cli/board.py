@@ -7,7 +7,6 @@ runs.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -275,8 +274,8 @@ def leaderboard(task: str, dataset: Optional[str], output_format: str, width: in
         board = (client.leaderboard(task, dataset) if snapshot is None
                  else _frozen(client, task, dataset, snapshot))
     if output_format == "json":
-        text = "".join(json.dumps(entry, ensure_ascii=False) + "\n"
-                       for section in board["datasets"] for entry in section["entries"])
+        text = api.json_lines([entry for section in board["datasets"]
+                               for entry in section["entries"]])
     else:
         text = api.format_leaderboard(board, width)
     click.echo(text, nl=False)
@@ -306,8 +305,7 @@ def dynaboard(task: str, dataset: str, weights: Optional[str], output_format: st
         _wait(client, task, wait, wait_timeout)
         board = client.dynaboard(task, dataset, weights)
     if output_format == "json":
-        text = "".join(json.dumps(model, ensure_ascii=False) + "\n"
-                       for model in board["models"])
+        text = api.json_lines(board["models"])
     else:
         text = api.format_dynaboard(board, width)
     click.echo(text, nl=False)
@@ -359,7 +357,7 @@ def snapshots(task: str, output_format: str, server: str, token: Optional[str]) 
     with _client(server, token) as client:
         found = client.snapshots(task)
     if output_format == "json":
-        text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in found)
+        text = api.json_lines(found)
     elif found:
         text = "".join(f"{record['id']}\t{record['taken']}\n" for record in found)
     else:

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import to_json
-from evalproto.reports.latex import latex_escape
+from evalproto.reports.latex import latex_escape, latex_row
 from evalproto.reports.leaderboard import metric_names, rank_text
 from evalproto.reports.report import decimals, fixed
 
@@ -229,7 +229,7 @@ def format_board_latex(table: BoardTable) -> str:
                      f"bootstrap interval")
     shown = len(table.columns) + (table.dynaboard is not None)
     lines += [r"\begin{tabular}{lll" + "r" * shown + "l}", r"\hline",
-              _latex_row(["Rank", "Model", "Team",
+              latex_row(["Rank", "Model", "Team",
                           *(f"{latex_escape(column.name)} "
                             f"$\\{'uparrow' if column.higher_is_better else 'downarrow'}$"
                             for column in table.columns),
@@ -244,7 +244,7 @@ def format_board_latex(table: BoardTable) -> str:
         if table.dynaboard is not None:
             cells.append(_latex_dynascore(row.dynascore, table))
         cells.append(row.submitted[:10] if row.submitted else "")
-        lines.append(_latex_row(cells))
+        lines.append(latex_row(cells))
     lines += [r"\hline", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -253,10 +253,6 @@ def _comment(text: str) -> str:
     """Text for a LaTeX comment, as written but on one line (a line break would end
     the comment and start LaTeX source)."""
     return " ".join(text.split())
-
-
-def _latex_row(cells: Sequence[str]) -> str:
-    return " & ".join(cells) + r" \\"
 
 
 def _bold_if(text: str, value: Optional[float], best: Optional[float]) -> str:

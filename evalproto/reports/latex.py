@@ -25,7 +25,8 @@ def latex_escape(text: str) -> str:
                    for at, character in enumerate(text))
 
 
-def _row(cells: Sequence[str]) -> str:
+def latex_row(cells: Sequence[str]) -> str:
+    """A tabular row of cells."""
     return " & ".join(cells) + r" \\"
 
 
@@ -37,7 +38,7 @@ def format_latex(report: Report, width: int = 1) -> str:
                         f"{report.segments} segments; needs \\usepackage{{booktabs}}"]
     lines += [r"\begin{table}[t]", r"\centering",
               r"\begin{tabular}{l" + "r" * len(report.metrics) + "}", r"\toprule",
-              _row(["System", *(latex_escape(names[m.label]) for m in report.metrics)]),
+              latex_row(["System", *(latex_escape(names[m.label]) for m in report.metrics)]),
               r"\midrule"]
     for number, system in enumerate(report.systems):
         cells = [latex_escape(system)]
@@ -51,7 +52,7 @@ def format_latex(report: Report, width: int = 1) -> str:
                 text += (rf" {{\small ($\mu$ = {fixed(result.mean, places, '--')} $\pm$ "
                          rf"{fixed(result.ci, places, '--')})}}")
             cells.append(text)
-        lines.append(_row(cells))
+        lines.append(latex_row(cells))
     signatures = "; ".join(
         f"{latex_escape(names[m.label])}: \\texttt{{{latex_escape(m.signature)}}}"
         for m in report.metrics)
@@ -65,7 +66,7 @@ def format_latex(report: Report, width: int = 1) -> str:
             count = len(report.systems)
             lines += ["", r"\begin{table}[t]", r"\centering",
                       r"\begin{tabular}{l" + "r" * count + "}", r"\toprule",
-                      _row(["", *(latex_escape(s) for s in report.systems)]), r"\midrule"]
+                      latex_row(["", *(latex_escape(s) for s in report.systems)]), r"\midrule"]
             for i, system in enumerate(report.systems):
                 cells = [latex_escape(system)]
                 for j in range(count):
@@ -76,7 +77,7 @@ def format_latex(report: Report, width: int = 1) -> str:
                         cells.append(rf"\textbf{{{value:.4f}}}")
                     else:
                         cells.append(fixed(value, 4, "--"))
-                lines.append(_row(cells))
+                lines.append(latex_row(cells))
             lines += [r"\bottomrule", r"\end{tabular}",
                       rf"\caption{{{latex_escape(names[metric.label])}: p-values of the "
                       rf"{latex_escape(TESTS[test])} of every pair of systems; "

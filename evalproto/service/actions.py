@@ -18,7 +18,9 @@ from evalproto.service import auth, store
 from evalproto.service.boards import task_record
 from evalproto.service.context import Service
 from evalproto.service.database import content_hash, reading, writing
+from evalproto.service.deltas import DELTA_METRICS
 from evalproto.service.errors import Invalid
+from evalproto.service.measured import MEASURED
 from evalproto.service.names import (
     About,
     check_keys,
@@ -30,10 +32,10 @@ from evalproto.sources.models import model_argv
 from evalproto.sources.specs import MetricSpec
 from evalproto.wire.protocol import format_score_requests
 
-PERTURBATIONS = ("fairness", "robustness")
-WEIGHABLE = ("throughput", "memory", *PERTURBATIONS)
-"""What a Dynaboard weighs besides the task's metrics."""
+PERTURBATIONS = DELTA_METRICS
 """The kinds of perturbed copy, each a delta metric of its original's board."""
+WEIGHABLE = (*MEASURED, *DELTA_METRICS)
+"""What a Dynaboard weighs besides the task's metrics."""
 MAX_TIMEOUT = 86400.0
 """The longest --timeout a model may have: a day for one reply."""
 

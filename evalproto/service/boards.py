@@ -39,11 +39,11 @@ from evalproto.service.standings import DatasetText, Placed, Standings, Wanted
 log = logging.getLogger("evalproto.service")
 
 RANKING = "ranking"
+"""The status of an entry scored, whose interval and rank are being computed."""
 KEPT_GATHERED = 64
 """Datasets' reads kept, by the version of their task they were read at."""
 KEPT_SCORES = 1_000_000
 """Evaluations' scores kept in memory (a few dozen MB at most) before starting afresh."""
-"""The status of an entry scored, whose interval and rank are being computed."""
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,10 @@ from sqlalchemy.engine import Row
 from evalproto.api.board import rows_from_bytes
 from evalproto.api.dynaboard import (
     Converted,
-    assembled,
+    board_of_columns,
     convert,
     default_weights,
     delta_columns,
-    mean_delta,
     perf_columns,
     weigh,
 )
@@ -194,19 +193,13 @@ class Dynaboards:
                  offsets: Dict[str, float]) -> Converted:
         """The board's contributions at its point and on each resample, its metrics in
         the order of `names`."""
-        standings = self.boards.standings
-        perf_columns = self._perf_columns(perf, gathered, models, scored)
-        deltas = [self._delta_columns(perf, dataset, copy, models, ids)
-                  for copy, ids in copies_of]
-        resampled = assembled(
-            [row.model for row in models],
-            [perf.spec, *(str(copy.kind) for copy, _ in copies_of), *measured],
-            [[finite[scored[row.model]] for row in models],
-             *[[mean_delta(rows) for rows in delta_rows] for delta_rows, _ in deltas],
-             *measured.values()],
-            [perf_columns, *[columns for _, columns in deltas],
-             *[[np.full(standings.samples, float(value)) for value in values]
-               for values in measured.values()]])
+        resampled = board_of_columns(
+            [row.model for row in models], perf.spec,
+            [finite[scored[row.model]] for row in models],
+            self._perf_columns(perf, gathered, models, scored),
+            {str(copy.kind): self._delta_columns(perf, dataset, copy, models, ids)
+             for copy, ids in copies_of},  # one copy of each kind
+            measured, self.boards.standings.samples)
         converted = convert(resampled, directions, offsets)
         order = [resampled.metrics.index(name) for name in names]
         return Converted(converted.models, names, converted.point[:, order],

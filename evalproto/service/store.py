@@ -207,12 +207,6 @@ def dataset_copies(connection: Connection, dataset_id: int) -> List[Row]:
         datasets.c.perturbation_of == dataset_id).order_by(datasets.c.id)))
 
 
-def dataset_name(connection: Connection, dataset_id: int) -> str:
-    """A dataset's name by id."""
-    return str(connection.execute(select(datasets.c.name).where(
-        datasets.c.id == dataset_id)).scalar_one())
-
-
 def dataset_data(connection: Connection, dataset_id: int) -> bytes:
     """A dataset's bytes."""
     return bytes(connection.execute(select(datasets.c.data).where(

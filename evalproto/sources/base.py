@@ -33,13 +33,14 @@ CHUNK_ITEMS = 2000
 """The most items sent to a source at a time, so that memory stays flat."""
 FIRST_CHUNK_ITEMS = 50
 CHUNK_SECONDS = 0.5
-FAST_GROWTH = 8
 """Chunks start at FIRST_CHUNK_ITEMS items and double while one takes less than
 CHUNK_SECONDS (and halve when one takes four times that), so that progress moves
 about twice a second with a slow evaluator too, and a fast one still gets batches
 large enough to count in bulk: while a chunk takes less than CHUNK_SECONDS /
 (2 * FAST_GROWTH), as a compiled kernel's does, they grow FAST_GROWTH times at once
 (its first chunks would otherwise be too small to share among its threads)."""
+FAST_GROWTH = 8
+"""How many times at once a chunk grows while it takes under CHUNK_SECONDS / 16."""
 
 
 class StatsSource(Protocol):
