@@ -14,9 +14,9 @@ from typing import Any, Dict, List, Optional, Sequence
 from evalproto.base.errors import InputError, UsageProblem
 from evalproto.base.progress import QUIET, Progress
 from evalproto.perturb.entities import EntityFinder
-from evalproto.perturb.examples import ID_FIELDS, perturbed_examples
+from evalproto.perturb.examples import perturbed_examples
 from evalproto.perturb.transforms import KINDS
-from evalproto.readers.datasets import Contents, read_examples
+from evalproto.readers.datasets import ID_FIELDS, Contents, read_examples
 
 PERTURBATIONS = {kind: list(transforms) for kind, transforms in KINDS.items()}
 """Each kind of perturbation with the names of its transforms, which end its copies' ids:

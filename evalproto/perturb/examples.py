@@ -21,9 +21,8 @@ from evalproto.perturb.transforms import (
     seed_for,
     seed_generators,
 )
+from evalproto.readers.datasets import ID_FIELDS, id_field
 
-ID_FIELDS = ("uid", "id")
-"""Where an example's id is: its "uid", or else its "id" (as the datasets reader says)."""
 NOT_PERTURBED = (*ID_FIELDS, "answer", "input_id")
 """Fields left as they are unless named: the ids and the reference answer."""
 
@@ -84,10 +83,10 @@ def _copy(kind: str, key: str, row: Dict[str, Any], keys: Sequence[str], name: s
           steps: Sequence[Any], seed: int, entities: Optional[EntityFinder]
           ) -> Optional[Dict[str, Any]]:
     """One transform's copy of an example, or None if it changed no field."""
-    id_field = ID_FIELDS[0] if ID_FIELDS[0] in row else ID_FIELDS[1]
+    named_by = id_field(row)
     copy = dict(row)
-    copy["input_id"] = row[id_field]
-    copy_id = copy[id_field] = f"{key}_{name}"
+    copy["input_id"] = row[named_by]
+    copy_id = copy[named_by] = f"{key}_{name}"
     seed_generators(seed_for(seed, copy_id))
     any_changed = False
     for field in keys:

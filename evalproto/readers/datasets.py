@@ -87,13 +87,22 @@ def _corpus(ref_path: str, examples: List[Tuple[str, List[str], List[str]]],
                   ids=ids, tags=[tags for _, _, tags in examples])
 
 
+ID_FIELDS = ("uid", "id")
+"""The fields that name a Dynabench example: its "uid", or else its "id"."""
+
+
+def id_field(row: Dict[str, Any]) -> str:
+    """The field that names this example (ID_FIELDS)."""
+    return ID_FIELDS[0] if ID_FIELDS[0] in row else ID_FIELDS[1]
+
+
 def read_examples(path: str, contents: Contents = None
                   ) -> List[Tuple[int, str, Dict[str, Any]]]:
     """(line number, id, row) of every example of a Dynabench dataset: its id is its
     "uid" or else its "id" (a string or a whole number, as a string), and unique."""
     examples, seen = [], set()
     for number, row in read_jsonl(path, contents):
-        key = _id(row.get("uid", row.get("id")), path, number, "an example needs a 'uid' "
+        key = _id(row.get(id_field(row)), path, number, "an example needs a 'uid' "
                                                                "or an 'id'")
         if key in seen:
             raise InputError(f"{path}: line {number}: duplicate example id {key!r}")
