@@ -177,12 +177,13 @@ class Boards:
         with reading(self.engine) as connection:
             task = store.task(connection, task_name)
             metric_rows = store.task_metrics(connection, task.id)
-            found = ([store.dataset(connection, task.id, dataset_name)] if dataset_name
-                     else store.task_datasets(connection, task.id))
-            gathered = [self.gather(connection, dataset, metric_rows) for dataset in found]
+            every = store.task_datasets(connection, task.id)
+            found = [store.dataset(connection, task.id, dataset_name)] if dataset_name else every
+            version = store.task_version(connection, task.id)
+            gathered = [self.gather(connection, dataset, metric_rows, version) for dataset in found]
             counts = results.job_counts(connection, task.id)
             runs = any(row.command for row in store.task_models(connection, task.id))
-            kinds = {row.kind for row in store.task_datasets(connection, task.id) if row.kind}
+            kinds = {row.kind for row in every if row.kind}
         records = [metric_record(row) for row in metric_rows]
         records += measured_records() if runs else []
         records += [record for kind, record in delta_records().items() if kind in kinds]
@@ -191,13 +192,13 @@ class Boards:
         return {"task": task.name, "perf": task.perf, "metrics": records,
                 "datasets": sections, "jobs": counts}
 
-    def gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row]
-               ) -> Gathered:
+    def gather(self, connection: Connection, dataset: Row, metric_rows: Sequence[Row],
+               version: Optional[Tuple[Any, ...]] = None) -> Gathered:
         """What a dataset's section needs from the database, in the caller's
         transaction; read once per version of its task (the leaderboard, the exports
-        and the Dynaboard of a version share it)."""
-        key = (dataset.id, tuple(metric.id for metric in metric_rows),
-               store.task_version(connection, dataset.task_id))
+        and the Dynaboard of a version share it), which the caller may have read."""
+        version = version or store.task_version(connection, dataset.task_id)
+        key = (dataset.id, tuple(metric.id for metric in metric_rows), version)
         with self._lock:
             found = self._gathered.get(key)
         if found is None:
