@@ -27,11 +27,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from evalproto.base.errors import EvalprotoError
 from evalproto.base.numerals import to_json
 from evalproto.reports.latex import latex_escape, latex_row
-from evalproto.reports.leaderboard import metric_names, rank_text
+from evalproto.reports.leaderboard import DONE, board_models, metric_names, rank_text
 from evalproto.reports.report import decimals, fixed
 
 BOARD_FORMATS = ("csv", "latex", "json")
-DONE = "done"
 DYNASCORE = "Dynascore"
 EN_DASH = "–"
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -116,16 +115,12 @@ def board_table(board: Mapping[str, Any], dataset: str,
         dynaboard = None
     lines = {line["model"]: line for line in (dynaboard or {}).get("models", [])}
     cells = {(entry["model"], entry["metric"]): entry for entry in entries}
-    about = {record["model"]: record for record in section.get("models", [])}
-    rows = []
-    for model in dict.fromkeys(entry["model"] for entry in entries):
-        first = cells.get((model, perf)) or next(e for e in entries if e["model"] == model)
-        ranked = first["status"] == DONE and first["rank"] is not None
-        said = about.get(model, {})
-        rows.append(Row(first["rank"] if ranked else None, model, first["team"],
-                        first["submission"], said.get("submitted"),
-                        [cells.get((model, column.metric)) for column in columns],
-                        lines.get(model), said.get("description"), said.get("url")))
+    rows = [Row(found.rank, found.model, found.first["team"], found.first["submission"],
+                found.about.get("submitted"),
+                [cells.get((found.model, column.metric)) for column in columns],
+                lines.get(found.model), found.about.get("description"),
+                found.about.get("url"))
+            for found in board_models(section, perf)]
     signatures = {entry["metric"]: entry["signature"] for entry in entries
                   if entry["signature"]}
     dynascores = [line["dynascore"] for line in lines.values() if _finite(line["dynascore"])]

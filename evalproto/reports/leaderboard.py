@@ -19,6 +19,9 @@ from evalproto.stats.resampling import DEFAULT_SEED, confidence_interval
 from evalproto.stats.significance import SIGNIFICANCE_LEVEL, rank_ranges
 from evalproto.stats.table import StatsTable
 
+DONE = "done"
+"""The status of a leaderboard entry that is scored."""
+
 
 @dataclass
 class Standing:
@@ -81,18 +84,17 @@ def format_leaderboard(board: Mapping[str, Any], width: int = 1) -> str:
         round_text = f", round {dataset['round']}" if dataset.get("round") is not None else ""
         lines.append(f"{escape(board['task'])} / {escape(dataset['dataset'])}{round_text}: "
                      f"{dataset['n']} segments, ranked by {escape(names[perf])}")
-        models = list(dict.fromkeys(entry["model"] for entry in dataset["entries"]))
-        if not models:
+        placed = board_models(dataset, perf)
+        if not placed:
             lines.append("(no submissions yet)")
             continue
+        models = [one.model for one in placed]
         cells = {(entry["model"], entry["metric"]): entry for entry in dataset["entries"]}
         rows = [["Rank", "Model", "Team", *(escape(names[m["metric"]]) for m in metrics)]]
-        for model in models:
-            first = cells.get((model, perf)) or next(
-                entry for entry in dataset["entries"] if entry["model"] == model)
-            rank = first.get("rank")
-            rows.append([rank_text(rank) if first["status"] == "done" and rank else "-",
-                         escape(model), escape(first["team"]),
+        for one in placed:
+            model = one.model
+            rows.append([rank_text(one.rank) if one.rank else "-",
+                         escape(model), escape(one.first["team"]),
                          *(_cell(cells.get((model, m["metric"])), m.get("decimals", width))
                            for m in metrics)])
         lines += _aligned(rows)
@@ -130,6 +132,31 @@ def metric_names(metrics: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
     names = [metric["name"] for metric in metrics]
     return {metric["metric"]: metric["name"] if names.count(metric["name"]) == 1
             else metric["metric"] for metric in metrics}
+
+
+@dataclass(frozen=True)
+class BoardModel:
+    """A model of a leaderboard's dataset section: its entry of the perf metric (else
+    its first), its rank once it is ranked, and what its team says of it."""
+
+    model: str
+    first: Mapping[str, Any]
+    rank: Optional[List[int]]  # [first, last]
+    about: Mapping[str, Any]
+
+
+def board_models(section: Mapping[str, Any], perf: str) -> List[BoardModel]:
+    """Each model of a leaderboard's dataset section (its JSON), in the section's order."""
+    entries = section["entries"]
+    cells = {(entry["model"], entry["metric"]): entry for entry in entries}
+    about = {record["model"]: record for record in section.get("models", [])}
+    found = []
+    for model in dict.fromkeys(entry["model"] for entry in entries):
+        first = cells.get((model, perf)) or next(e for e in entries if e["model"] == model)
+        ranked = first["status"] == DONE and first.get("rank") is not None
+        found.append(BoardModel(model, first, first["rank"] if ranked else None,
+                              about.get(model, {})))
+    return found
 
 
 def rank_text(rank: Sequence[int], dash: str = "-") -> str:

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from evalproto.reports.leaderboard import metric_names, rank_text
+from evalproto.reports.leaderboard import board_models, metric_names, rank_text
 from evalproto.reports.report import decimals, fixed
 from evalproto.service.boards import RANKING
 from evalproto.service.schema import DONE
@@ -293,20 +293,13 @@ def section(board: Mapping[str, Any], dataset: Mapping[str, Any],
                            if entry["metric"] == metric["metric"]
                            and entry["score"] is not None], 1))
                for number, metric in enumerate(metrics)]
-    about = {record["model"]: record for record in dataset.get("models", [])}
-    lines = []
-    for index, model in enumerate(dict.fromkeys(entry["model"] for entry in entries)):
-        if only is not None and model != only:
-            continue
-        first = cells.get((model, perf)) or next(e for e in entries if e["model"] == model)
-        ranked = first["status"] == DONE and first["rank"] is not None
-        said = about.get(model, {})
-        lines.append(Line(index, model, first["team"], first["submission"],
-                          first["rank"] if ranked else None,
-                          [_cell(column, cells.get((model, column.spec)))
-                           for column in columns], first["status"] == RANKING,
-                          submitted=said.get("submitted") or "",
-                          description=said.get("description"), url=said.get("url")))
+    lines = [Line(index, found.model, found.first["team"], found.first["submission"],
+                  found.rank, [_cell(column, cells.get((found.model, column.spec)))
+                               for column in columns], found.first["status"] == RANKING,
+                  submitted=found.about.get("submitted") or "",
+                  description=found.about.get("description"), url=found.about.get("url"))
+             for index, found in enumerate(board_models(dataset, perf))
+             if only is None or found.model == only]
     _clusters(lines)
     chart = _chart(columns, lines, perf)
     sorting = Sorting.parse(sort, ["rank", "model", "team", "submitted",
