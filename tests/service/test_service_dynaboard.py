@@ -364,6 +364,7 @@ def test_the_task_page_shows_the_dynaboard_with_its_sliders(board):
         assert row.xpath("string(td[@data-key='interval'])") == f"{low:.2f}–{high:.2f}"
     copies = document.xpath("//section[@id='dataset-dev-robustness']")
     assert "robustness copy of dev" in copies[0].xpath("string(h2)")
+    assert copies[0].xpath("h2//a/@href") == ["/tasks/nli#dataset-dev"]
     assert not copies[0].xpath(".//table[@class='dynaboard']")
     assert document.xpath("//p[@id='filter-box']/@hidden") == [""]  # the script shows it
     board_models = [row.get("data-model") for row in document.xpath(
